@@ -1,0 +1,30 @@
+"""GET /v1/policies: what can be asked for, with each policy's options."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.schemas import PolicyInfo, PolicyList
+from formulations import POLICIES
+from solver.backends import backend_names
+from solver.options import SolveOptions
+
+router = APIRouter(prefix="/v1", tags=["policies"])
+
+
+@router.get("/policies")
+def list_policies() -> PolicyList:
+    return PolicyList(
+        policies=[
+            PolicyInfo(
+                name=p.name,
+                summary=p.summary,
+                problem_class=p.problem_class,
+                aliases=list(p.aliases),
+                options=p.options.model_json_schema(),
+            )
+            for p in POLICIES.values()
+        ],
+        common_options=SolveOptions.model_json_schema(),
+        backends=backend_names(),
+    )

@@ -1,0 +1,33 @@
+"""Request models of the HTTP API (responses are `solver.result.SolveResult`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from solver.snapshot import Snapshot
+
+
+class SolveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str | None = Field(None, description="Policy name; else the snapshot's, else max-min.")
+    snapshot: Snapshot
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Common options (backend, time_limit, ...) and the policy's own."
+    )
+
+
+class PolicyInfo(BaseModel):
+    name: str
+    summary: str
+    problem_class: str
+    aliases: list[str]
+    options: dict[str, Any] = Field(description="JSON Schema of the policy's own options.")
+
+
+class PolicyList(BaseModel):
+    policies: list[PolicyInfo]
+    common_options: dict[str, Any] = Field(description="JSON Schema of the options every policy takes.")
+    backends: list[str]

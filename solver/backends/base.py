@@ -1,0 +1,83 @@
+"""What a backend is: a solver interface that takes a compiled model and returns a solution."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from solver.model import Block, CompiledModel
+from solver.status import Status
+
+
+class Feature(StrEnum):
+    LP = "lp"
+    MILP = "milp"
+    DUALS = "duals"
+    WARM_START = "warm_start"
+    EXPORT = "export"
+
+
+class LpMethod(StrEnum):
+    """How to solve an LP; formulations hint, users may override."""
+
+    AUTO = "auto"
+    SIMPLEX = "simplex"
+    IPM = "ipm"
+    PDLP = "pdlp"
+
+
+@dataclass(frozen=True)
+class SolveSettings:
+    """Backend-independent knobs for one solve."""
+
+    time_limit: float | None = None
+    mip_rel_gap: float | None = None
+    threads: int | None = None
+    lp_method: LpMethod = LpMethod.AUTO
+    solver: str | None = None  # the backend's own sub-solver, e.g. CLARABEL or CBC
+    verbose: bool = False
+
+
+@dataclass
+class Solution:
+    """A backend's answer in model coordinates."""
+
+    status: Status
+    objective: float | None
+    x: NDArray[np.float64]
+    backend: str
+    solver: str
+    detail: str = ""  # the backend's own status text
+    row_dual: NDArray[np.float64] | None = None
+    iterations: int = 0
+    solve_seconds: float = 0.0
+    mip_gap: float | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def value(self, block: Block) -> NDArray[np.float64]:
+        return self.x[block.span]
+
+    def dual(self, block: Block) -> NDArray[np.float64]:
+        if self.row_dual is None:
+            raise ValueError("this solution carries no duals")
+        return self.row_dual[block.span]
+
+
+class Backend(ABC):
+    """A solver interface. Subclasses declare what they can do instead of callers guessing."""
+
+    name: ClassVar[str]
+    features: ClassVar[frozenset[Feature]]
+
+    @abstractmethod
+    def available_solvers(self) -> list[str]:
+        """Sub-solvers usable on this machine, default first."""
+
+    @abstractmethod
+    def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:
+        """Solve `model`; never raises for solver trouble, reports it in the status instead."""

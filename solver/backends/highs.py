@@ -1,0 +1,152 @@
+"""HiGHS through highspy: the default backend. The whole model is passed in one call."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import highspy
+import numpy as np
+
+from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.model import CompiledModel, Sense
+from solver.status import Status
+
+_MS = highspy.HighsModelStatus
+_LIMITS = (
+    _MS.kTimeLimit,
+    _MS.kIterationLimit,
+    _MS.kSolutionLimit,
+    _MS.kInterrupt,
+    _MS.kObjectiveBound,
+    _MS.kObjectiveTarget,
+    _MS.kUnknown,
+)
+# HiGHS model status -> ours. Limits (and "Unknown", which an IPM without crossover can return
+# on a feasible but inexact point) depend on whether a feasible primal point exists.
+STATUS_TABLE: dict[object, Status] = {
+    _MS.kOptimal: Status.OPTIMAL,
+    _MS.kModelEmpty: Status.OPTIMAL,
+    _MS.kInfeasible: Status.INFEASIBLE,
+    _MS.kUnboundedOrInfeasible: Status.INFEASIBLE,
+    _MS.kUnbounded: Status.UNBOUNDED,
+    **{limit: Status.TIME_LIMIT for limit in _LIMITS},
+}
+_FEASIBLE_POINT = 2  # HiGHS's kSolutionStatusFeasible
+
+_LP_METHOD = {
+    LpMethod.AUTO: "choose",
+    LpMethod.SIMPLEX: "simplex",
+    LpMethod.IPM: "ipm",
+    LpMethod.PDLP: "pdlp",
+}
+
+
+def to_highs_lp(model: CompiledModel, with_names: bool = False) -> highspy.HighsLp:
+    """The compiled model as a HighsLp (column-wise matrix, one copy of each array)."""
+    lp = highspy.HighsLp()
+    lp.num_col_ = model.num_cols
+    lp.num_row_ = model.num_rows
+    lp.sense_ = highspy.ObjSense.kMaximize if model.sense is Sense.MAXIMIZE else highspy.ObjSense.kMinimize
+    lp.offset_ = model.offset
+    lp.col_cost_ = model.cost
+    lp.col_lower_ = model.col_lower
+    lp.col_upper_ = model.col_upper
+    lp.row_lower_ = model.row_lower
+    lp.row_upper_ = model.row_upper
+    matrix = model.matrix
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.num_col_ = model.num_cols
+    lp.a_matrix_.num_row_ = model.num_rows
+    lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
+    lp.a_matrix_.value_ = matrix.data.astype(np.float64)
+    if model.is_mip:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
+            for flag in model.integer
+        ]
+    if with_names:
+        lp.col_names_ = model.col_names()
+        lp.row_names_ = model.row_names()
+    return lp
+
+
+class HighsBackend(Backend):
+    name: ClassVar[str] = "highs"
+    features: ClassVar[frozenset[Feature]] = frozenset(
+        {Feature.LP, Feature.MILP, Feature.DUALS, Feature.WARM_START, Feature.EXPORT}
+    )
+
+    def available_solvers(self) -> list[str]:
+        return ["choose", "simplex", "ipm", "pdlp"]
+
+    def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:
+        h = highspy.Highs()
+        configure(h, model, settings)
+        h.passModel(to_highs_lp(model))
+        started = time.perf_counter()
+        h.run()
+        return read_solution(h, model, time.perf_counter() - started)
+
+    def export(self, model: CompiledModel, path: str) -> None:
+        """Write the model as .lp or .mps (by the file's suffix) with readable names."""
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.passModel(to_highs_lp(model, with_names=True))
+        h.writeModel(path)
+
+
+def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -> None:
+    h.setOptionValue("output_flag", settings.verbose)
+    method = settings.solver or _LP_METHOD[settings.lp_method]
+    if not model.is_mip:
+        h.setOptionValue("solver", method)
+        if method == "ipm":
+            # A vertex answer (crossover) gives a trustworthy "optimal" and exact zeros.
+            h.setOptionValue("run_crossover", "on")
+    if settings.time_limit is not None:
+        h.setOptionValue("time_limit", float(settings.time_limit))
+    if settings.mip_rel_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(settings.mip_rel_gap))
+    if settings.threads is not None:
+        h.setOptionValue("threads", int(settings.threads))
+
+
+def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Solution:
+    raw = h.getModelStatus()
+    info = h.getInfo()
+    status = STATUS_TABLE.get(raw, Status.ERROR)
+    has_point = info.primal_solution_status == _FEASIBLE_POINT
+    if status is Status.TIME_LIMIT and has_point:
+        status = Status.FEASIBLE
+    elif status is Status.OPTIMAL and model.num_cols and not has_point:
+        # HiGHS can call a model optimal while its own point violates it: not an answer.
+        status = Status.ERROR
+    solution = h.getSolution()
+    x = np.asarray(solution.col_value, dtype=float)
+    if x.size != model.num_cols:
+        x = np.zeros(model.num_cols)
+    duals = np.asarray(solution.row_dual, dtype=float) if solution.dual_valid else None
+    iterations = (
+        info.simplex_iteration_count + info.ipm_iteration_count + info.pdlp_iteration_count
+    )
+    objective = info.objective_function_value if status.has_solution else None
+    return Solution(
+        status=status,
+        objective=objective,
+        x=x,
+        backend=HighsBackend.name,
+        solver="mip" if model.is_mip else _option(h, "solver"),
+        detail=h.modelStatusToString(raw),
+        row_dual=duals,
+        iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
+        solve_seconds=seconds,
+        mip_gap=float(info.mip_gap) if model.is_mip and status.has_solution else None,
+    )
+
+
+def _option(h: highspy.Highs, name: str) -> str:
+    value = h.getOptionValue(name)
+    # highspy returns (status, value) in some versions and the bare value in others.
+    return str(value[1] if isinstance(value, tuple) else value)

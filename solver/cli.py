@@ -1,0 +1,163 @@
+"""`solve SNAPSHOT.json`: the allocation on a terminal (table) or to a pipe / file (JSON).
+
+Exit codes: 0 an allocation was returned (optimal, or an incumbent within a limit), 1 infeasible
+or solver failure, 2 invalid input (one line naming the field and the reason).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from solver.errors import InputError
+from solver.pipeline import solve
+from solver.result import SolveResult
+from solver.snapshot import Snapshot
+
+TABLE_ROWS = 40
+
+app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None)
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+@app.command()
+def main_command(
+    snapshot: Annotated[
+        Path | None, typer.Argument(help="Snapshot JSON file ('-' reads standard input).")
+    ] = None,
+    policy: Annotated[
+        str | None, typer.Option(help="Policy, when the snapshot does not name one.")
+    ] = None,
+    output_format: Annotated[
+        OutputFormat | None,
+        typer.Option("--format", help="table (default on a terminal) or json (default when piped)."),
+    ] = None,
+    output: Annotated[Path | None, typer.Option(help="Write the JSON result to this file.")] = None,
+    backend: Annotated[str | None, typer.Option(help="highs (default), cvxpy or pulp.")] = None,
+    solver: Annotated[str | None, typer.Option(help="The backend's own solver.")] = None,
+    time_limit: Annotated[float | None, typer.Option(help="Seconds per solve.")] = None,
+    mip_gap: Annotated[float | None, typer.Option(help="Relative MILP gap.")] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="Policy option KEY=VALUE (value parsed as JSON)."),
+    ] = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Print the snapshot JSON Schema and exit.")
+    ] = False,
+    list_policies: Annotated[
+        bool, typer.Option("--list-policies", help="List policies and exit.")
+    ] = False,
+) -> None:
+    """Solve a cluster snapshot with an exact LP/MILP policy."""
+    if schema:
+        typer.echo(json.dumps(Snapshot.model_json_schema(), indent=2))
+        return
+    if list_policies:
+        _print_policies()
+        return
+    if snapshot is None:
+        _fail("missing SNAPSHOT: give a snapshot JSON file (or '-' for standard input)")
+        return
+    options: dict[str, Any] = _parse_options(option or [])
+    for key, value in (
+        ("backend", backend), ("solver", solver), ("time_limit", time_limit), ("mip_gap", mip_gap)
+    ):
+        if value is not None:
+            options[key] = value
+    data = _read_json(snapshot)
+    try:
+        result = solve(data, policy=policy, options=options)
+    except InputError as exc:
+        _fail(f"invalid input: {exc.one_line()}")
+        return
+    if output is not None:
+        output.write_text(result.model_dump_json(indent=2))
+    chosen = output_format or (OutputFormat.TABLE if sys.stdout.isatty() else OutputFormat.JSON)
+    if chosen is OutputFormat.JSON and output is None:
+        typer.echo(result.model_dump_json(indent=2))
+    elif chosen is OutputFormat.TABLE:
+        render(result, Console())
+    raise typer.Exit(result.status.exit_code)
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text()
+    except OSError as exc:
+        _fail(f"cannot read {path}: {exc.strerror or exc}")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            _fail(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key.strip()] = value
+    return options
+
+
+def _print_policies() -> None:
+    from formulations import POLICIES
+
+    table = Table("policy", "problem", "what it optimizes", "options")
+    for p in POLICIES.values():
+        table.add_row(p.name, p.problem_class, p.summary, ", ".join(p.options.model_fields))
+    Console().print(table)
+
+
+def render(result: SolveResult, console: Console) -> None:
+    """The human view: status line, per-type usage, then the jobs (first rows only)."""
+    objective = "—" if result.objective is None else f"{result.objective:.6g}"
+    console.print(
+        f"[bold]{result.policy}[/bold]  status [bold]{result.status}[/bold]  "
+        f"{result.objective_name or 'objective'} = {objective}  "
+        f"({result.solver.backend}/{result.solver.solver}, {result.solver.total_seconds:.3f} s)"
+    )
+    usage = Table("GPU type", "used", "available", "utilization")
+    for g in result.gpu_types:
+        usage.add_row(g.name, f"{g.used:.3f}", str(g.available), f"{g.utilization:.1%}")
+    console.print(usage)
+    names = [g.name for g in result.gpu_types]
+    jobs = Table("job", *names, "throughput", "norm. share", "note")
+    for job in result.jobs[:TABLE_ROWS]:
+        share = "—" if job.normalized_share is None else f"{job.normalized_share:.4f}"
+        jobs.add_row(
+            job.id,
+            *(f"{job.allocation.get(n, 0.0):.3f}" for n in names),
+            f"{job.effective_throughput:.4g}",
+            share,
+            job.reason or "",
+        )
+    console.print(jobs)
+    if len(result.jobs) > TABLE_ROWS:
+        console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def main() -> None:
+    app(prog_name="solve")

@@ -1,0 +1,1 @@
+"""Loaders that turn the reference systems' published data into snapshots."""

@@ -1,0 +1,63 @@
+"""Errors a caller can act on: bad input names the field and the reason."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with the input: where (a path of keys and indices) and why."""
+
+    loc: tuple[str | int, ...]
+    msg: str
+    type: str = "value_error"
+
+    @property
+    def path(self) -> str:
+        """`jobs[3].throughput.a100` style rendering of `loc`."""
+        out = ""
+        for part in self.loc:
+            if isinstance(part, int):
+                out += f"[{part}]"
+            else:
+                out += f".{part}" if out else str(part)
+        return out or "input"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"loc": list(self.loc), "msg": self.msg, "type": self.type}
+
+
+class InputError(ValueError):
+    """The request cannot be solved as given (HTTP 422, CLI exit code 2)."""
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        self.errors = tuple(errors)
+        super().__init__(self.one_line())
+
+    @classmethod
+    def single(cls, loc: tuple[str | int, ...], msg: str, kind: str = "value_error") -> InputError:
+        return cls([FieldError(loc, msg, kind)])
+
+    @classmethod
+    def from_validation(cls, exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> InputError:
+        return cls(
+            [
+                FieldError(prefix + tuple(e["loc"]), _clean_msg(e["msg"]), e["type"])
+                for e in exc.errors(include_url=False)
+            ]
+        )
+
+    def one_line(self) -> str:
+        shown = "; ".join(f"{e.path}: {e.msg}" for e in self.errors[:5])
+        more = len(self.errors) - 5
+        return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def _clean_msg(msg: str) -> str:
+    # pydantic prefixes messages raised from validators with "Value error, ".
+    return msg.removeprefix("Value error, ")

@@ -1,0 +1,168 @@
+"""snapshot → policy → formulation → backend → result, each step a small function."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import ValidationError
+
+from solver.backends import Feature, backend_names, get_backend
+from solver.errors import FieldError, InputError
+from solver.options import PolicyOptions, SolveOptions
+from solver.policy import Outcome, Policy, SolveContext
+from solver.problem import ClusterArrays
+from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
+from solver.snapshot import Snapshot, parse_snapshot
+
+M = TypeVar("M", SolveOptions, PolicyOptions)
+
+
+def solve(
+    snapshot: Snapshot | Mapping[str, Any],
+    policy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    **more_options: Any,
+) -> SolveResult:
+    """Solve `snapshot` with `policy` (else the snapshot's own, else max-min fairness).
+
+    Options are the common `SolveOptions` (backend, time_limit, ...) and the policy's own, in
+    one flat mapping. Raises `InputError` naming the field for anything invalid.
+    """
+    started = time.perf_counter()
+    snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
+    chosen = resolve_policy(policy, snap)
+    common, own = split_options(chosen, {**(options or {}), **more_options})
+    backend = get_backend(common.backend)
+    needs = Feature.MILP if chosen.problem_class == "MILP" else Feature.LP
+    if needs not in backend.features:
+        raise InputError.single(
+            ("options", "backend"),
+            f"backend {common.backend!r} cannot solve {needs.value.upper()} models",
+        )
+    problem = ClusterArrays.from_snapshot(snap)
+    validated = time.perf_counter()
+    ctx = SolveContext(backend, common)
+    outcome = chosen.run(snap, problem, own, ctx)
+    result = to_result(chosen, problem, outcome, ctx)
+    result.solver.validate_seconds = validated - started
+    result.solver.total_seconds = time.perf_counter() - started
+    return result
+
+
+def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
+    from formulations import DEFAULT_POLICY, POLICIES, find_policy
+
+    wanted = name or snapshot.policy or DEFAULT_POLICY
+    found = find_policy(wanted)
+    if found is None:
+        raise InputError.single(
+            ("policy",), f"unknown policy {wanted!r}; choose one of {', '.join(POLICIES)}"
+        )
+    return found
+
+
+def split_options(
+    policy: Policy, raw: Mapping[str, Any]
+) -> tuple[SolveOptions, PolicyOptions]:
+    """Common options go to `SolveOptions`, the rest to the policy's own options model."""
+    common_keys = SolveOptions.model_fields.keys()
+    errors: list[FieldError] = []
+    common = _validate(SolveOptions, {k: v for k, v in raw.items() if k in common_keys}, errors)
+    own = _validate(policy.options, {k: v for k, v in raw.items() if k not in common_keys}, errors)
+    if common is not None and common.backend not in backend_names():
+        errors.append(
+            FieldError(
+                ("options", "backend"),
+                f"unknown backend {common.backend!r}; choose one of {', '.join(backend_names())}",
+            )
+        )
+    if errors or common is None or own is None:
+        raise InputError(errors)
+    return common, own
+
+
+def _validate(
+    model: type[M], data: dict[str, Any], errors: list[FieldError]
+) -> M | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors.extend(InputError.from_validation(exc, ("options",)).errors)
+        return None
+
+
+def to_result(
+    policy: Policy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
+) -> SolveResult:
+    x = outcome.allocation
+    eff = np.einsum("jk,jk->j", problem.throughput, x)
+    used = problem.scale_factor @ x if problem.num_jobs else np.zeros(problem.num_types)
+    share = outcome.normalized_share
+    jobs = [
+        JobResult.model_construct(
+            id=job_id,
+            allocation=_nonzero(problem.gpu_names, x[j]),
+            effective_throughput=float(eff[j]),
+            normalized_share=None if share is None else float(share[j]),
+            reason=outcome.reasons.get(j) or _zero_reason(outcome, eff[j]),
+            metrics={name: _scalar(values[j]) for name, values in outcome.job_metrics.items()},
+        )
+        for j, job_id in enumerate(problem.job_ids)
+    ]
+    gpu_types = [
+        GpuTypeUsage(
+            name=name,
+            available=int(problem.gpu_count[k]),
+            used=float(used[k]),
+            utilization=float(used[k] / problem.gpu_count[k]) if problem.gpu_count[k] else 0.0,
+        )
+        for k, name in enumerate(problem.gpu_names)
+    ]
+    return SolveResult(
+        policy=policy.name,
+        status=outcome.status,
+        objective=outcome.objective,
+        objective_name=outcome.objective_name,
+        jobs=jobs,
+        gpu_types=gpu_types,
+        summary=outcome.summary,
+        warnings=outcome.warnings,
+        solver=report(ctx, outcome),
+    )
+
+
+def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
+    last = ctx.last
+    cols, rows, nnz, ints = ctx.size
+    return SolverReport(
+        backend=ctx.backend.name,
+        solver=last.solver if last else "none",
+        detail=last.detail if last else "no model needed",
+        solves=ctx.solves,
+        iterations=ctx.iterations,
+        variables=cols,
+        constraints=rows,
+        nonzeros=nnz,
+        integer_variables=ints,
+        mip_gap=last.mip_gap if last else None,
+        build_seconds=ctx.build_seconds,
+        solve_seconds=ctx.solve_seconds,
+        merged_groups=outcome.merged_groups,
+    )
+
+
+def _nonzero(names: list[str], row: np.ndarray) -> dict[str, float]:
+    return {names[k]: float(row[k]) for k in np.flatnonzero(row)}
+
+
+def _zero_reason(outcome: Outcome, eff: float) -> str | None:
+    if eff > 0 or not outcome.status.has_solution:
+        return None
+    return "allocated no time: other jobs' shares bind first"
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value

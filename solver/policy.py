@@ -1,0 +1,95 @@
+"""What a policy is, and the context a formulation solves its models in."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from solver.backends import Backend, LpMethod, Solution, SolveSettings
+from solver.model import Model
+from solver.options import PolicyOptions, SolveOptions
+from solver.problem import ClusterArrays
+from solver.snapshot import Snapshot
+from solver.status import Status
+
+
+@dataclass
+class SolveContext:
+    """Runs a formulation's models on the chosen backend and keeps the books on them."""
+
+    backend: Backend
+    options: SolveOptions
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    solves: int = 0
+    iterations: int = 0
+    last: Solution | None = None
+    size: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    def settings(self, lp_method: LpMethod = LpMethod.AUTO) -> SolveSettings:
+        method = self.options.lp_method if self.options.lp_method is not LpMethod.AUTO else lp_method
+        return SolveSettings(
+            time_limit=self.options.time_limit,
+            mip_rel_gap=self.options.mip_gap,
+            threads=self.options.threads,
+            lp_method=method,
+            solver=self.options.solver,
+            verbose=self.options.verbose,
+        )
+
+    def solve(self, model: Model, lp_method: LpMethod = LpMethod.AUTO) -> Solution:
+        """Compile and solve one model; `lp_method` is the formulation's measured preference."""
+        started = time.perf_counter()
+        compiled = model.compile()
+        self.build_seconds += time.perf_counter() - started
+        solution = self.backend.solve(compiled, self.settings(lp_method))
+        self.solve_seconds += solution.solve_seconds
+        self.solves += 1
+        self.iterations += solution.iterations
+        self.last = solution
+        self.size = (
+            compiled.num_cols,
+            compiled.num_rows,
+            int(compiled.matrix.nnz),
+            int(compiled.integer.sum()),
+        )
+        return solution
+
+
+@dataclass
+class Outcome:
+    """A formulation's answer in array form, before it is turned into a result document.
+
+    `allocation` is X (jobs × GPU types, original job order); metrics are per-job arrays.
+    """
+
+    status: Status
+    objective: float | None
+    objective_name: str
+    allocation: NDArray[np.float64]
+    reasons: dict[int, str] = field(default_factory=dict)
+    job_metrics: dict[str, NDArray[Any]] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    normalized_share: NDArray[np.float64] | None = None
+    merged_groups: int | None = None
+
+
+Runner = Callable[[Snapshot, ClusterArrays, Any, SolveContext], Outcome]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A policy by name: what it optimizes, its options, and the function that solves it."""
+
+    name: str
+    summary: str
+    options: type[PolicyOptions]
+    run: Runner
+    problem_class: str = "LP"  # LP, MILP, or "LP sequence" for iterative policies
+    aliases: tuple[str, ...] = ()

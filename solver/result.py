@@ -1,0 +1,84 @@
+"""The result document: what every policy returns, in the snapshot's own ids."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from solver.status import Status
+
+Metric = float | int | str | bool | None
+
+
+class JobResult(BaseModel):
+    """One job's answer. Jobs that got nothing say why in `reason`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    allocation: dict[str, float] = Field(
+        default_factory=dict, description="Fraction of wall-clock time per GPU type (X_jk > 0)."
+    )
+    effective_throughput: float = Field(0.0, description="Σ_k T_jk X_jk, steps/s.")
+    normalized_share: float | None = Field(
+        None, description="s_j·eff_j / (w_j·prop_j): the quantity max-min fairness equalizes."
+    )
+    reason: str | None = Field(None, description="Why the job received nothing, if it did not.")
+    metrics: dict[str, Metric] = Field(default_factory=dict, description="Policy-specific values.")
+
+
+class GpuTypeUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    available: int
+    used: float = Field(description="GPUs in use on average: Σ_j s_j X_jk.")
+    utilization: float = Field(description="used / available (0 when none available).")
+
+
+class SolverReport(BaseModel):
+    """How the answer was computed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str
+    solver: str
+    detail: str = Field("", description="The backend's own status text.")
+    solves: int = Field(0, description="Models solved (iterative policies solve several).")
+    iterations: int = 0
+    variables: int = 0
+    constraints: int = 0
+    nonzeros: int = 0
+    integer_variables: int = 0
+    mip_gap: float | None = None
+    validate_seconds: float = 0.0
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    total_seconds: float = 0.0
+    merged_groups: int | None = Field(
+        None, description="Distinct job groups after merging identical jobs, if merged."
+    )
+
+
+class SolveResult(BaseModel):
+    """The allocation a policy chose, with enough context to act on it and to trust it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = "1"
+    policy: str
+    status: Status
+    objective: float | None = None
+    objective_name: str = ""
+    jobs: list[JobResult] = Field(default_factory=list)
+    gpu_types: list[GpuTypeUsage] = Field(default_factory=list)
+    summary: dict[str, Any] = Field(default_factory=dict, description="Policy-specific totals.")
+    warnings: list[str] = Field(default_factory=list)
+    solver: SolverReport
+
+    def job(self, job_id: str) -> JobResult:
+        for job in self.jobs:
+            if job.id == job_id:
+                return job
+        raise KeyError(job_id)

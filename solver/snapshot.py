@@ -1,0 +1,116 @@
+"""Cluster snapshot, schema v1: the whole state a policy needs, carried by every request.
+
+Every field beyond the core (GPU types, jobs, throughputs) is optional, so documents written for
+one policy stay valid when later policies add fields. Unknown keys are rejected: a typo must not
+silently change an answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from solver.errors import FieldError, InputError
+
+SCHEMA_VERSION = "1"
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuType(_Strict):
+    """A GPU type and how many of it the cluster has."""
+
+    name: Name = Field(description="Identifier used as key in job throughputs, e.g. `v100`.")
+    count: int = Field(ge=0, description="GPUs of this type available to the policy.")
+    price_per_hour: NonNegative | None = Field(
+        default=None, description="Price per GPU-hour (cost policies)."
+    )
+
+
+class Job(_Strict):
+    """A job as the policy sees it. Throughputs are for the whole job at its scale factor."""
+
+    id: Name = Field(description="Unique job identifier; results are keyed by it.")
+    scale_factor: int = Field(default=1, ge=1, description="GPUs the job occupies at once (gang).")
+    weight: Positive = Field(default=1.0, description="Priority weight w_j.")
+    throughput: dict[Name, NonNegative] = Field(
+        default_factory=dict,
+        description="Steps/s of the whole job per GPU type; missing or 0 = cannot run there.",
+    )
+    steps_remaining: NonNegative | None = Field(default=None, description="Steps left (R_j).")
+    time_since_start: NonNegative | None = Field(
+        default=None, description="Seconds since the job started (t_j, finish-time fairness)."
+    )
+    arrival_time: Finite | None = Field(default=None, description="Arrival time in seconds.")
+    entity: Name | None = Field(default=None, description="Owning entity (hierarchical policies).")
+    workload_class: Name | None = Field(default=None, description="Workload class, e.g. `LM`.")
+
+
+class Snapshot(_Strict):
+    """The cluster as one request sees it."""
+
+    schema_version: Literal["1"] = Field(default=SCHEMA_VERSION, description="Schema version.")
+    policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
+    gpu_types: list[GpuType] = Field(description="GPU types with counts.")
+    jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Snapshot:
+        errors = consistency_errors(self)
+        if errors:
+            # Raised as a ValidationError so every problem keeps its own location.
+            raise ValidationError.from_exception_data(
+                "Snapshot",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(e.type, "{reason}", {"reason": e.msg}),
+                        loc=e.loc,
+                        input=None,
+                    )
+                    for e in errors
+                ],
+            )
+        return self
+
+
+def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
+    """Cross-field checks that single-field validation cannot express."""
+    errors: list[FieldError] = []
+    type_names = [g.name for g in snapshot.gpu_types]
+    if not snapshot.gpu_types or sum(g.count for g in snapshot.gpu_types) == 0:
+        errors.append(
+            FieldError(("gpu_types",), "the cluster is empty: no GPUs of any type", "empty_cluster")
+        )
+    for name, n in Counter(type_names).items():
+        if n > 1:
+            errors.append(FieldError(("gpu_types",), f"duplicate GPU type {name!r}", "duplicate"))
+    known = set(type_names)
+    seen: set[str] = set()
+    for i, job in enumerate(snapshot.jobs):
+        if job.id in seen:
+            errors.append(FieldError(("jobs", i, "id"), f"duplicate job id {job.id!r}", "duplicate"))
+        seen.add(job.id)
+        for gpu in job.throughput.keys() - known:
+            errors.append(
+                FieldError(("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type")
+            )
+    return errors
+
+
+def parse_snapshot(data: Any) -> Snapshot:
+    """Validate a decoded JSON document into a snapshot, or raise `InputError`."""
+    try:
+        return Snapshot.model_validate(data)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc, ("snapshot",)) from None
