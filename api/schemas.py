@@ -15,7 +15,8 @@ class SolveRequest(BaseModel):
     policy: str | None = Field(None, description="Policy name; else the snapshot's, else max-min.")
     snapshot: Snapshot
     options: dict[str, Any] = Field(
-        default_factory=dict, description="Common options (backend, time_limit, ...) and the policy's own."
+        default_factory=dict,
+        description="Common options (backend, time_limit, ...) and the policy's own.",
     )
 
 
@@ -29,5 +30,7 @@ class PolicyInfo(BaseModel):
 
 class PolicyList(BaseModel):
     policies: list[PolicyInfo]
-    common_options: dict[str, Any] = Field(description="JSON Schema of the options every policy takes.")
+    common_options: dict[str, Any] = Field(
+        description="JSON Schema of the options every policy takes."
+    )
     backends: list[str]

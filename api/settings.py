@@ -10,7 +10,9 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     port: int = 8000
-    max_time_limit: float = 300.0  # seconds; caps options.time_limit so a request cannot hog a worker
+    max_time_limit: float = (
+        300.0  # seconds; caps options.time_limit so a request cannot hog a worker
+    )
 
 
 settings = Settings()

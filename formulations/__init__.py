@@ -7,10 +7,7 @@ from solver.policy import Policy
 
 DEFAULT_POLICY = max_min_fairness.POLICY.name
 
-POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (max_min_fairness.POLICY,)
-}
+POLICIES: dict[str, Policy] = {p.name: p for p in (max_min_fairness.POLICY,)}
 
 _ALIASES = {alias: p.name for p in POLICIES.values() for alias in p.aliases}
 

@@ -44,8 +44,11 @@ class JobGroups:
         """Group `jobs` whose rows in `key` (len(jobs) × d) are identical."""
         if jobs.size == 0:
             return cls.identity(jobs)
+        # Rows as opaque byte strings: a 1-D unique is several times faster than axis=0.
+        rows = np.ascontiguousarray(key, dtype=np.float64)
+        flat = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
         _, first, inverse, count = np.unique(
-            key, axis=0, return_index=True, return_inverse=True, return_counts=True
+            flat, return_index=True, return_inverse=True, return_counts=True
         )
         return cls(jobs[first], inverse.reshape(-1), count.astype(float))
 
@@ -63,9 +66,7 @@ class Allocation:
     def per_group(self, coefficients: FloatArray) -> sp.csr_matrix:
         """Rows g: Σ_k coefficients[var] X_var over the group's variables (groups × vars)."""
         n = self.block.size
-        return sp.csr_matrix(
-            (coefficients, (self.group, np.arange(n))), shape=(self.num_groups, n)
-        )
+        return sp.csr_matrix((coefficients, (self.group, np.arange(n))), shape=(self.num_groups, n))
 
     def per_type(self, coefficients: FloatArray) -> sp.csr_matrix:
         """Rows k: Σ_g coefficients[var] X_var over the type's variables (types × vars)."""
@@ -82,29 +83,40 @@ class Allocation:
 def add_allocation(
     model: Model, eligible: NDArray[np.bool_], group_labels: list[str], gpu_names: list[str]
 ) -> Allocation:
-    """X_gk ∈ [0, 1] for every eligible (group, type) pair."""
+    """X_gk ≥ 0 for every eligible (group, type) pair.
+
+    X ≤ 1 is implied by the time row Σ_k X_gk ≤ 1 and left out: an interior-point backend would
+    pay a cone row for every redundant bound.
+    """
     group, gpu = np.nonzero(eligible)
     block = model.add_variables(
         "x",
         group.size,
         lower=0.0,
-        upper=1.0,
         coords=(("job", Take(group_labels, group)), ("gpu", Take(gpu_names, gpu))),
     )
     return Allocation(block, group, gpu, eligible.shape[0], eligible.shape[1])
 
 
 def add_base_constraints(
-    model: Model, x: Allocation, gpus_per_group: FloatArray, capacity: FloatArray,
-    group_labels: list[str], gpu_names: list[str],
+    model: Model,
+    x: Allocation,
+    gpus_per_group: FloatArray,
+    capacity: FloatArray,
+    group_labels: list[str],
+    gpu_names: list[str],
 ) -> None:
     """Σ_k X_gk ≤ 1 per group and Σ_g n_g s_g X_gk ≤ N_k per type."""
     model.add_constraints(
-        "time", {x.block: x.per_group(np.ones(x.block.size))}, upper=1.0,
+        "time",
+        {x.block: x.per_group(np.ones(x.block.size))},
+        upper=1.0,
         coords=(("job", group_labels),),
     )
     model.add_constraints(
-        "capacity", {x.block: x.per_type(gpus_per_group[x.group])}, upper=capacity,
+        "capacity",
+        {x.block: x.per_type(gpus_per_group[x.group])},
+        upper=capacity,
         coords=(("gpu", gpu_names),),
     )
 
@@ -132,7 +144,10 @@ def repair_allocation(
 
 
 def normalized_share(
-    throughput: FloatArray, allocation: FloatArray, scale: FloatArray, weight: FloatArray,
+    throughput: FloatArray,
+    allocation: FloatArray,
+    scale: FloatArray,
+    weight: FloatArray,
     equal_share: FloatArray,
 ) -> FloatArray:
     """u_j = s_j · Σ_k T_jk X_jk / (w_j · prop_j); 0 for jobs with prop_j = 0."""

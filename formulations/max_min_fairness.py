@@ -85,8 +85,12 @@ def build(
         coords=(("job", labels),),
     )
     add_base_constraints(
-        model, x, groups.count * problem.scale_factor[rep], problem.gpu_count,
-        labels, problem.gpu_names,
+        model,
+        x,
+        groups.count * problem.scale_factor[rep],
+        problem.gpu_count,
+        labels,
+        problem.gpu_names,
     )
     model.set_objective({t: 1.0}, Sense.MAXIMIZE)
     return model, x

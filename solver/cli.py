@@ -41,7 +41,9 @@ def main_command(
     ] = None,
     output_format: Annotated[
         OutputFormat | None,
-        typer.Option("--format", help="table (default on a terminal) or json (default when piped)."),
+        typer.Option(
+            "--format", help="table (default on a terminal) or json (default when piped)."
+        ),
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the JSON result to this file.")] = None,
     backend: Annotated[str | None, typer.Option(help="highs (default), cvxpy or pulp.")] = None,
@@ -71,7 +73,10 @@ def main_command(
         return
     options: dict[str, Any] = _parse_options(option or [])
     for key, value in (
-        ("backend", backend), ("solver", solver), ("time_limit", time_limit), ("mip_gap", mip_gap)
+        ("backend", backend),
+        ("solver", solver),
+        ("time_limit", time_limit),
+        ("mip_gap", mip_gap),
     ):
         if value is not None:
             options[key] = value

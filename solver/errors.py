@@ -44,7 +44,9 @@ class InputError(ValueError):
         return cls([FieldError(loc, msg, kind)])
 
     @classmethod
-    def from_validation(cls, exc: ValidationError, prefix: tuple[str | int, ...] = ()) -> InputError:
+    def from_validation(
+        cls, exc: ValidationError, prefix: tuple[str | int, ...] = ()
+    ) -> InputError:
         return cls(
             [
                 FieldError(prefix + tuple(e["loc"]), _clean_msg(e["msg"]), e["type"])

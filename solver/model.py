@@ -57,7 +57,9 @@ class Block:
     def labels(self) -> list[str]:
         """`name[c1,c2]` per element; coordinates are per-element sequences of equal length."""
         if not self.coords:
-            return [self.name] if self.size == 1 else [f"{self.name}[{i}]" for i in range(self.size)]
+            return (
+                [self.name] if self.size == 1 else [f"{self.name}[{i}]" for i in range(self.size)]
+            )
         columns = [list(map(str, values)) for _, values in self.coords]
         return [f"{self.name}[{','.join(parts)}]" for parts in zip(*columns, strict=True)]
 
@@ -120,7 +122,9 @@ class Model:
         size = sizes.pop()
         for var, term in terms.items():
             if term.shape[1] != var.size:
-                raise ValueError(f"constraint block {name!r}: term for {var.name!r} has wrong width")
+                raise ValueError(
+                    f"constraint block {name!r}: term for {var.name!r} has wrong width"
+                )
         block = Block(name, self.num_rows, size, coords)
         self.constraints.append(block)
         self._rows.append({v: sp.csc_matrix(t) for v, t in terms.items()})

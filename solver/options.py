@@ -12,16 +12,23 @@ class SolveOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: str = Field(DEFAULT_BACKEND, description="Solver backend: highs, cvxpy or pulp.")
+    backend: str = Field(
+        DEFAULT_BACKEND,
+        description="Solver backend: auto (chosen per model by measurement), highs, clarabel, "
+        "cvxpy or pulp.",
+    )
     solver: str | None = Field(
         None, description="The backend's own solver, e.g. ipm for highs, CLARABEL for cvxpy."
     )
-    lp_method: LpMethod = Field(LpMethod.AUTO, description="LP algorithm hint; auto = measured default.")
+    lp_method: LpMethod = Field(
+        LpMethod.AUTO, description="LP algorithm hint; auto = measured default."
+    )
     time_limit: float | None = Field(None, gt=0, description="Seconds per solve.")
     mip_gap: float | None = Field(None, ge=0, le=1, description="Relative MILP gap to stop at.")
     threads: int | None = Field(None, ge=1, description="Solver threads.")
     merge_identical: bool = Field(
-        True, description="Merge jobs identical in (throughputs, scale factor, weight) before solving."
+        True,
+        description="Merge jobs identical in (throughputs, scale factor, weight) before solving.",
     )
     verbose: bool = Field(False, description="Let the solver print its log to stderr.")
 

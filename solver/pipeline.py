@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import ValidationError
 
-from solver.backends import Feature, backend_names, get_backend
+from solver.backends import AUTO, Feature, backend_names, get_backend
 from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
 from solver.policy import Outcome, Policy, SolveContext
@@ -35,21 +35,29 @@ def solve(
     snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
     chosen = resolve_policy(policy, snap)
     common, own = split_options(chosen, {**(options or {}), **more_options})
-    backend = get_backend(common.backend)
-    needs = Feature.MILP if chosen.problem_class == "MILP" else Feature.LP
-    if needs not in backend.features:
-        raise InputError.single(
-            ("options", "backend"),
-            f"backend {common.backend!r} cannot solve {needs.value.upper()} models",
-        )
+    check_backend(chosen, common)
     problem = ClusterArrays.from_snapshot(snap)
     validated = time.perf_counter()
-    ctx = SolveContext(backend, common)
+    ctx = SolveContext(common)
     outcome = chosen.run(snap, problem, own, ctx)
     result = to_result(chosen, problem, outcome, ctx)
     result.solver.validate_seconds = validated - started
     result.solver.total_seconds = time.perf_counter() - started
     return result
+
+
+def check_backend(policy: Policy, options: SolveOptions) -> None:
+    """A backend asked for what it cannot do is an input error naming the alternatives."""
+    if options.backend == AUTO:
+        return
+    needs = Feature.MILP if policy.problem_class == "MILP" else Feature.LP
+    if needs not in get_backend(options.backend).features:
+        able = [n for n in backend_names() if n == AUTO or needs in get_backend(n).features]
+        raise InputError.single(
+            ("options", "backend"),
+            f"backend {options.backend!r} cannot solve {needs.value.upper()} models "
+            f"({policy.name}); use one of {', '.join(able)}",
+        )
 
 
 def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
@@ -64,9 +72,7 @@ def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
     return found
 
 
-def split_options(
-    policy: Policy, raw: Mapping[str, Any]
-) -> tuple[SolveOptions, PolicyOptions]:
+def split_options(policy: Policy, raw: Mapping[str, Any]) -> tuple[SolveOptions, PolicyOptions]:
     """Common options go to `SolveOptions`, the rest to the policy's own options model."""
     common_keys = SolveOptions.model_fields.keys()
     errors: list[FieldError] = []
@@ -84,9 +90,7 @@ def split_options(
     return common, own
 
 
-def _validate(
-    model: type[M], data: dict[str, Any], errors: list[FieldError]
-) -> M | None:
+def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) -> M | None:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -99,18 +103,25 @@ def to_result(
 ) -> SolveResult:
     x = outcome.allocation
     eff = np.einsum("jk,jk->j", problem.throughput, x)
-    used = problem.scale_factor @ x if problem.num_jobs else np.zeros(problem.num_types)
-    share = outcome.normalized_share
+    used = problem.scale_factor @ x
+    share = outcome.normalized_share.tolist() if outcome.normalized_share is not None else None
+    allocations = allocation_dicts(problem.gpu_names, x)
+    metrics = [dict(zip(outcome.job_metrics, row, strict=True)) for row in _metric_rows(outcome)]
+    reasons = outcome.reasons
+    zero = (
+        "allocated no time: other jobs' shares bind first" if outcome.status.has_solution else None
+    )
     jobs = [
-        JobResult.model_construct(
-            id=job_id,
-            allocation=_nonzero(problem.gpu_names, x[j]),
-            effective_throughput=float(eff[j]),
-            normalized_share=None if share is None else float(share[j]),
-            reason=outcome.reasons.get(j) or _zero_reason(outcome, eff[j]),
-            metrics={name: _scalar(values[j]) for name, values in outcome.job_metrics.items()},
+        JobResult(
+            job_id,
+            allocations[j],
+            e,
+            None if share is None else share[j],
+            reasons.get(j) or (zero if e <= 0 else None),
+            metrics[j] if metrics else {},
+            outcome.placements.get(j),
         )
-        for j, job_id in enumerate(problem.job_ids)
+        for j, (job_id, e) in enumerate(zip(problem.job_ids, eff.tolist(), strict=True))
     ]
     gpu_types = [
         GpuTypeUsage(
@@ -121,7 +132,8 @@ def to_result(
         )
         for k, name in enumerate(problem.gpu_names)
     ]
-    return SolveResult(
+    return SolveResult.model_construct(
+        schema_version="1",
         policy=policy.name,
         status=outcome.status,
         objective=outcome.objective,
@@ -134,11 +146,27 @@ def to_result(
     )
 
 
+def allocation_dicts(names: list[str], x: np.ndarray) -> list[dict[str, float]]:
+    """Per job {gpu type: X_jk} over the non-zeros only, in one pass over them."""
+    out: list[dict[str, float]] = [{} for _ in range(x.shape[0])]
+    rows, cols = np.nonzero(x)
+    for j, k, v in zip(rows.tolist(), cols.tolist(), x[rows, cols].tolist(), strict=True):
+        out[j][names[k]] = v
+    return out
+
+
+def _metric_rows(outcome: Outcome) -> list[tuple[Any, ...]]:
+    if not outcome.job_metrics:
+        return []
+    columns = [np.asarray(v, dtype=object).tolist() for v in outcome.job_metrics.values()]
+    return list(zip(*columns, strict=True))
+
+
 def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
     last = ctx.last
     cols, rows, nnz, ints = ctx.size
     return SolverReport(
-        backend=ctx.backend.name,
+        backend="+".join(ctx.backends_used) or ctx.options.backend,
         solver=last.solver if last else "none",
         detail=last.detail if last else "no model needed",
         solves=ctx.solves,
@@ -152,17 +180,3 @@ def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
         solve_seconds=ctx.solve_seconds,
         merged_groups=outcome.merged_groups,
     )
-
-
-def _nonzero(names: list[str], row: np.ndarray) -> dict[str, float]:
-    return {names[k]: float(row[k]) for k in np.flatnonzero(row)}
-
-
-def _zero_reason(outcome: Outcome, eff: float) -> str | None:
-    if eff > 0 or not outcome.status.has_solution:
-        return None
-    return "allocated no time: other jobs' shares bind first"
-
-
-def _scalar(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value

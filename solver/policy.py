@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from solver.backends import Backend, LpMethod, Solution, SolveSettings
+from solver.backends import LpMethod, Solution, SolveSettings, choose_backend
 from solver.model import Model
 from solver.options import PolicyOptions, SolveOptions
 from solver.problem import ClusterArrays
@@ -22,17 +22,19 @@ from solver.status import Status
 class SolveContext:
     """Runs a formulation's models on the chosen backend and keeps the books on them."""
 
-    backend: Backend
     options: SolveOptions
     build_seconds: float = 0.0
     solve_seconds: float = 0.0
     solves: int = 0
     iterations: int = 0
     last: Solution | None = None
+    backends_used: list[str] = field(default_factory=list)
     size: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def settings(self, lp_method: LpMethod = LpMethod.AUTO) -> SolveSettings:
-        method = self.options.lp_method if self.options.lp_method is not LpMethod.AUTO else lp_method
+        method = (
+            self.options.lp_method if self.options.lp_method is not LpMethod.AUTO else lp_method
+        )
         return SolveSettings(
             time_limit=self.options.time_limit,
             mip_rel_gap=self.options.mip_gap,
@@ -47,7 +49,11 @@ class SolveContext:
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
-        solution = self.backend.solve(compiled, self.settings(lp_method))
+        settings = self.settings(lp_method)
+        backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
+        solution = backend.solve(compiled, settings)
+        if backend.name not in self.backends_used:
+            self.backends_used.append(backend.name)
         self.solve_seconds += solution.solve_seconds
         self.solves += 1
         self.iterations += solution.iterations
@@ -77,6 +83,7 @@ class Outcome:
     summary: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     normalized_share: NDArray[np.float64] | None = None
+    placements: dict[int, dict[str, int]] = field(default_factory=dict)  # job → node → GPUs
     merged_groups: int | None = None
 
 

@@ -86,7 +86,9 @@ class ClusterArrays:
         """Jobs that no allocation can serve, with the reason a user would want to read."""
         runs_nowhere = ~(self.throughput > 0).any(axis=1)
         too_wide = ~runs_nowhere & ~self.eligible.any(axis=1)
-        reasons = {int(j): "no positive throughput on any GPU type" for j in np.flatnonzero(runs_nowhere)}
+        reasons = {
+            int(j): "no positive throughput on any GPU type" for j in np.flatnonzero(runs_nowhere)
+        }
         for j in np.flatnonzero(too_wide):
             reasons[int(j)] = (
                 f"scale factor {int(self.scale_factor[j])} exceeds the GPU count of every type "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,21 +12,28 @@ from solver.status import Status
 Metric = float | int | str | bool | None
 
 
-class JobResult(BaseModel):
-    """One job's answer. Jobs that got nothing say why in `reason`."""
+@dataclass(slots=True)
+class JobResult:
+    """One job's answer. Jobs that got nothing say why in `reason`.
 
-    model_config = ConfigDict(extra="forbid")
+    A plain dataclass rather than a pydantic model: results carry up to 100,000 jobs and are built
+    by us, not parsed, so per-object validation would only cost time.
+
+    - allocation: fraction of wall-clock time per GPU type (only X_jk > 0 listed)
+    - effective_throughput: Σ_k T_jk X_jk, steps/s
+    - normalized_share: s_j·eff_j / (w_j·prop_j), the quantity max-min fairness equalizes
+    - reason: why the job received nothing, if it did not
+    - metrics: policy-specific values (finish time, ρ, level, ...)
+    - placement: node id → GPUs on that node, for policies that place jobs on nodes
+    """
 
     id: str
-    allocation: dict[str, float] = Field(
-        default_factory=dict, description="Fraction of wall-clock time per GPU type (X_jk > 0)."
-    )
-    effective_throughput: float = Field(0.0, description="Σ_k T_jk X_jk, steps/s.")
-    normalized_share: float | None = Field(
-        None, description="s_j·eff_j / (w_j·prop_j): the quantity max-min fairness equalizes."
-    )
-    reason: str | None = Field(None, description="Why the job received nothing, if it did not.")
-    metrics: dict[str, Metric] = Field(default_factory=dict, description="Policy-specific values.")
+    allocation: dict[str, float]
+    effective_throughput: float = 0.0
+    normalized_share: float | None = None
+    reason: str | None = None
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    placement: dict[str, int] | None = None
 
 
 class GpuTypeUsage(BaseModel):

@@ -10,8 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
-
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import FieldError, InputError
@@ -99,11 +105,15 @@ def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
     seen: set[str] = set()
     for i, job in enumerate(snapshot.jobs):
         if job.id in seen:
-            errors.append(FieldError(("jobs", i, "id"), f"duplicate job id {job.id!r}", "duplicate"))
+            errors.append(
+                FieldError(("jobs", i, "id"), f"duplicate job id {job.id!r}", "duplicate")
+            )
         seen.add(job.id)
         for gpu in job.throughput.keys() - known:
             errors.append(
-                FieldError(("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type")
+                FieldError(
+                    ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
+                )
             )
     return errors
 

@@ -47,7 +47,9 @@ def to_highs_lp(model: CompiledModel, with_names: bool = False) -> highspy.Highs
     lp = highspy.HighsLp()
     lp.num_col_ = model.num_cols
     lp.num_row_ = model.num_rows
-    lp.sense_ = highspy.ObjSense.kMaximize if model.sense is Sense.MAXIMIZE else highspy.ObjSense.kMinimize
+    lp.sense_ = (
+        highspy.ObjSense.kMaximize if model.sense is Sense.MAXIMIZE else highspy.ObjSense.kMinimize
+    )
     lp.offset_ = model.offset
     lp.col_cost_ = model.cost
     lp.col_lower_ = model.col_lower
@@ -128,9 +130,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
     if x.size != model.num_cols:
         x = np.zeros(model.num_cols)
     duals = np.asarray(solution.row_dual, dtype=float) if solution.dual_valid else None
-    iterations = (
-        info.simplex_iteration_count + info.ipm_iteration_count + info.pdlp_iteration_count
-    )
+    iterations = info.simplex_iteration_count + info.ipm_iteration_count + info.pdlp_iteration_count
     objective = info.objective_function_value if status.has_solution else None
     return Solution(
         status=status,

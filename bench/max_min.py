@@ -1,0 +1,43 @@
+"""Max-min fairness at scale (foundation issue): Gavel-table mixes and all-distinct random jobs."""
+
+from __future__ import annotations
+
+from bench.harness import Case
+from solver.datasets.synthetic import gavel_snapshot, random_snapshot
+
+GROUP = "max_min_fairness"
+
+
+def cases() -> list[Case]:
+    out = []
+    for jobs, types, target in [
+        (256, 3, None),
+        (2_048, 3, 0.1),
+        (20_000, 3, None),
+        (100_000, 3, None),
+        (256, 8, None),
+        (2_048, 8, None),
+        (20_000, 8, 3.0),
+        (100_000, 8, None),
+    ]:
+        out.append(
+            Case(
+                GROUP,
+                f"random distinct, {types} types",
+                lambda j=jobs, t=types: random_snapshot(j, t, seed=1),
+                "max_min_fairness",
+                target_seconds=target,
+            )
+        )
+    for jobs, target in [(2_048, 0.1), (100_000, 2.0)]:
+        out.append(
+            Case(
+                GROUP,
+                "Gavel job types (merged)",
+                lambda j=jobs: gavel_snapshot(j, seed=2),
+                "max_min_fairness",
+                target_seconds=target,
+                baseline={"merge_identical": False} if jobs <= 2_048 else None,
+            )
+        )
+    return out

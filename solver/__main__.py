@@ -1,0 +1,5 @@
+"""`python -m solver` is the `solve` command."""
+
+from solver.cli import main
+
+main()
