@@ -153,4 +153,5 @@ def normalized_share(
     """u_j = s_j · Σ_k T_jk X_jk / (w_j · prop_j); 0 for jobs with prop_j = 0."""
     eff = np.einsum("jk,jk->j", throughput, allocation)
     denom = weight * equal_share
-    return np.divide(scale * eff, denom, out=np.zeros_like(eff), where=denom > 0)
+    share: FloatArray = np.divide(scale * eff, denom, out=np.zeros_like(eff), where=denom > 0)
+    return share

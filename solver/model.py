@@ -27,15 +27,15 @@ class Sense(StrEnum):
 class Take(Sequence[object]):
     """`names[index[i]]` without building the list until a label is actually rendered."""
 
-    def __init__(self, names: Sequence[object], index: NDArray[np.int64]) -> None:
+    def __init__(self, names: Sequence[object], positions: NDArray[np.int64]) -> None:
         self.names = names
-        self.index = index
+        self.positions = positions
 
     def __len__(self) -> int:
-        return int(self.index.size)
+        return int(self.positions.size)
 
     def __getitem__(self, i: int) -> object:  # type: ignore[override]
-        return self.names[int(self.index[i])]
+        return self.names[int(self.positions[i])]
 
 
 Coords = tuple[tuple[str, Sequence[object]], ...]

@@ -80,7 +80,8 @@ class ClusterArrays:
     @cached_property
     def equal_share_throughput(self) -> FloatArray:
         """Gavel's normaliser prop_j = Σ_k T_jk N_k / C."""
-        return self.throughput @ self.gpu_count / self.gpu_count.sum()
+        share: FloatArray = self.throughput @ self.gpu_count / self.gpu_count.sum()
+        return share
 
     def unplaceable_reasons(self) -> dict[int, str]:
         """Jobs that no allocation can serve, with the reason a user would want to read."""

@@ -66,7 +66,7 @@ class Job(_Strict):
 class Snapshot(_Strict):
     """The cluster as one request sees it."""
 
-    schema_version: Literal["1"] = Field(default=SCHEMA_VERSION, description="Schema version.")
+    schema_version: Literal["1"] = Field(default="1", description="Schema version.")
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
     gpu_types: list[GpuType] = Field(description="GPU types with counts.")
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
