@@ -49,7 +49,8 @@ _BY_STATUS: dict[int, Status] = {
 
 CBC = "CBC"
 HIGHS = "HiGHS"
-_CBC_CLASSES = ("PULP_CBC_CMD", "COIN_CMD")  # the bundled binary, else one on the PATH
+# A CBC on the PATH, else the binary PuLP ships (deprecated for PuLP 4.0, where it goes).
+_CBC_CLASSES = ("COIN_CMD", "PULP_CBC_CMD")
 
 
 @cache
@@ -97,7 +98,7 @@ class PulpBackend(Backend):
             backend=self.name,
             solver=solver,
             detail="; ".join(filter(None, [text, error, note])),
-            row_dual=_row_duals(model, rows) if status.has_solution else None,
+            row_dual=_row_duals(model, rows, solver) if status.has_solution else None,
             build_seconds=built - started,
             solve_seconds=finished - built,
         )
@@ -183,15 +184,19 @@ def _values(model: CompiledModel, columns: list[pulp.LpVariable]) -> NDArray[np.
     return x
 
 
-def _row_duals(model: CompiledModel, rows: Rows) -> NDArray[np.float64] | None:
+def _row_duals(model: CompiledModel, rows: Rows, solver: str) -> NDArray[np.float64] | None:
     """Row duals as ∂objective/∂bound (HiGHS's convention); a range row adds its two halves."""
     if model.is_mip:
         return None
     pis = [c.pi for _, c in rows]
     if any(p is None for p in pis):
         return None
+    # PuLP's HiGHS interface minimizes −objective for a maximization and hands back the duals
+    # of that problem; CBC is told "-max" and answers in the maximization's own terms.
+    flip = -1.0 if solver == HIGHS and model.sense is Sense.MAXIMIZE else 1.0
     duals = np.zeros(model.num_rows)
-    np.add.at(duals, np.array([r for r, _ in rows], dtype=np.int64), np.array(pis, dtype=float))
+    index = np.array([r for r, _ in rows], dtype=np.int64)
+    np.add.at(duals, index, flip * np.array(pis, dtype=float))
     return duals
 
 
