@@ -112,15 +112,14 @@ class CvxpyBackend(Backend):
         raw, error = _run(problem, solver, solver_options(solver, model, settings), settings)
         finished = time.perf_counter()
         compile_seconds = float(problem.compilation_time or 0.0)
-        values = [p.value for p in parts]
-        x = None if any(v is None for v in values) else np.concatenate(values).astype(float)
+        x = _point(parts)
         claimed = STATUS_TABLE.get(raw, Status.ERROR)
         status, note = settle(claimed, model, x, limit_hit=raw == cs.USER_LIMIT)
         stats = problem.solver_stats
         gap = getattr(stats.extra_stats, "mip_gap", None) if stats is not None else None
         return Solution(
             status=status,
-            objective=float(model.cost @ x + model.offset) if status.has_solution else None,
+            objective=_objective(model, x) if status.has_solution else None,
             x=x if x is not None else np.zeros(model.num_cols),
             backend=self.name,
             solver=solver,
@@ -140,10 +139,25 @@ def _run(
 ) -> tuple[str, str]:
     """Solve; a solver failure becomes SOLVER_ERROR with its message, not an exception."""
     try:
-        problem.solve(solver=solver, verbose=settings.verbose, **options)
+        problem.solve(solver=solver, verbose=settings.verbose, **options)  # type: ignore[no-untyped-call]
     except cp.error.SolverError as exc:
         return cs.SOLVER_ERROR, str(exc)
     return str(problem.status), ""
+
+
+def _point(parts: list[cp.Variable]) -> NDArray[np.float64] | None:
+    """The solver's point in column order, None when it returned none."""
+    values = []
+    for part in parts:
+        if part.value is None:
+            return None
+        values.append(np.asarray(part.value, dtype=float).reshape(-1))
+    return np.concatenate(values)
+
+
+def _objective(model: CompiledModel, x: NDArray[np.float64] | None) -> float | None:
+    # From the point, not the solver's printout: every backend reports the same quantity.
+    return None if x is None else float(model.cost @ x + model.offset)
 
 
 RowGroup = tuple[cp.Constraint, NDArray[np.int64], float]
@@ -163,7 +177,7 @@ def to_cvxpy(model: CompiledModel) -> tuple[cp.Problem, list[cp.Variable], list[
         )
         for start, stop in _runs(model.integer)
     ]
-    x = parts[0] if len(parts) == 1 else cp.hstack(parts)
+    x = parts[0] if len(parts) == 1 else cp.hstack(parts)  # type: ignore[attr-defined]
     a = model.matrix.tocsr()
     lo, up = model.row_lower, model.row_upper
     equal = lo == up
