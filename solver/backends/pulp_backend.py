@@ -166,9 +166,13 @@ def make_solver(name: str, model: CompiledModel, settings: SolveSettings) -> Any
     if name == CBC:
         found = pulp.listSolvers(onlyAvailable=True)
         return pulp.getSolver(next(c for c in _CBC_CLASSES if c in found), **common)
-    if name == HIGHS and not model.is_mip and settings.lp_method is LpMethod.IPM:
-        # The formulation measured interior point as the fast method; a vertex, as elsewhere.
-        common.update(solver="ipm", run_crossover="on")
+    if name == HIGHS:
+        if not model.is_mip and settings.lp_method is LpMethod.IPM:
+            # The formulation measured interior point as the fast method; a vertex, as the
+            # HiGHS backend returns. (The class, not getSolver: its own first argument is
+            # called `solver`.)
+            common.update(solver="ipm", run_crossover="on")
+        return pulp.HiGHS(**common)
     return pulp.getSolver(name, **common)
 
 

@@ -95,11 +95,17 @@ def test_report_names_backend_and_solver_with_times(backend: str, solver: str | 
 
 
 @pytest.mark.parametrize("pair", backend_solvers(Feature.LP), ids=pair_id)
-def test_limits_are_accepted_by_every_sub_solver(pair: tuple[str, str | None]) -> None:
-    # Not a timing test: each sub-solver must take the limits in its own keywords (a wrong
-    # keyword is a solver error, which would show in the status).
+def test_settings_are_accepted_by_every_sub_solver(pair: tuple[str, str | None]) -> None:
+    # Not a timing test: each sub-solver must take the limits and the interior-point hint in
+    # its own keywords (a wrong keyword is a solver error, which would show in the status).
     backend, solver = pair
-    options = {"backend": backend, "time_limit": 5, "mip_gap": 0.01, "threads": 1}
+    options = {
+        "backend": backend,
+        "time_limit": 5,
+        "mip_gap": 0.01,
+        "threads": 1,
+        "lp_method": "ipm",
+    }
     result = solve(TWO_BY_TWO, options=options | ({"solver": solver} if solver else {}))
     assert result.status in {Status.OPTIMAL, Status.FEASIBLE}, result.solver.detail
     assert result.objective == pytest.approx(1.0, rel=1e-6)
