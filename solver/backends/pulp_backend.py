@@ -54,9 +54,14 @@ _CBC_CLASSES = ("COIN_CMD", "PULP_CBC_CMD")
 
 
 @cache
+def _found() -> tuple[str, ...]:
+    return tuple(pulp.listSolvers(onlyAvailable=True))
+
+
+@cache
 def installed_solvers() -> tuple[str, ...]:
     """CBC first (the default), then HiGHS, then any other solver PuLP can run here."""
-    found = pulp.listSolvers(onlyAvailable=True)
+    found = _found()
     out = [CBC] if any(c in found for c in _CBC_CLASSES) else []
     out += [HIGHS] if HIGHS in found else []
     out += [s for s in found if s not in (*_CBC_CLASSES, HIGHS)]
@@ -164,8 +169,7 @@ def make_solver(name: str, model: CompiledModel, settings: SolveSettings) -> Any
     if settings.threads is not None:
         common["threads"] = int(settings.threads)
     if name == CBC:
-        found = pulp.listSolvers(onlyAvailable=True)
-        return pulp.getSolver(next(c for c in _CBC_CLASSES if c in found), **common)
+        return pulp.getSolver(next(c for c in _CBC_CLASSES if c in _found()), **common)
     if name == HIGHS:
         if not model.is_mip and settings.lp_method is LpMethod.IPM:
             # The formulation measured interior point as the fast method; a vertex, as the
