@@ -105,7 +105,8 @@ class CvxpyBackend(Backend):
             raise ValueError(f"cvxpy solver {solver} cannot solve MILP models")
         if model.num_cols == 0:
             status = empty_model_status(model)
-            return Solution(status, model.offset, np.zeros(0), self.name, solver)
+            value = model.offset if status.has_solution else None
+            return Solution(status, value, np.zeros(0), self.name, solver)
         started = time.perf_counter()
         problem, parts, rows = to_cvxpy(model)
         built = time.perf_counter()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from solver.backends import Feature, SolveSettings, capable_of, get_backend
 from solver.backends.cvxpy_backend import mip_capable, to_cvxpy
@@ -75,3 +78,22 @@ def test_build_and_solve_times_are_booked_apart(backend: str) -> None:
     solution = get_backend(backend).solve(lp_max_le(), SolveSettings())
     assert solution.build_seconds > 0 and solution.solve_seconds > 0
     assert solution.solver == get_backend(backend).available_solvers()[0]
+
+
+@pytest.mark.parametrize("backend", ["cvxpy", "pulp"])
+def test_models_without_columns(backend: str) -> None:
+    # No variables, one empty row: 0 within [-1, 5] holds (optimal: the offset 2.5); a row
+    # needing 0 ≥ 1 cannot hold.
+    m = Model("empty")
+    m.set_objective({}, Sense.MINIMIZE, offset=2.5)
+    base = m.compile()
+    for lower, expected in [(-1.0, Status.OPTIMAL), (1.0, Status.INFEASIBLE)]:
+        model = dataclasses.replace(
+            base,
+            matrix=sp.csc_matrix((1, 0)),
+            row_lower=np.array([lower]),
+            row_upper=np.array([5.0]),
+        )
+        solution = get_backend(backend).solve(model, SolveSettings())
+        assert solution.status is expected
+        assert solution.objective == (2.5 if expected is Status.OPTIMAL else None)
