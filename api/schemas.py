@@ -34,3 +34,8 @@ class PolicyList(BaseModel):
         description="JSON Schema of the options every policy takes."
     )
     backends: list[str]
+    solvers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Each backend's own solvers available on this service (options.solver), "
+        "default first.",
+    )

@@ -26,6 +26,8 @@ class Case:
     # Same snapshot, solved another way in the same process; the table shows total / baseline.
     baseline: dict[str, Any] | None = None
     extra: Callable[[Any], str] | None = None  # more to print (gap, values admitted, ...)
+    # A row measured some other way than `solve` (e.g. a model handed straight to a backend).
+    runner: Callable[[Case], Row] | None = None
 
 
 @dataclass
@@ -45,6 +47,8 @@ class Row:
 
 
 def run_case(case: Case) -> Row:
+    if case.runner is not None:
+        return case.runner(case)
     snapshot = case.make()
     result = solve(snapshot, policy=case.policy, options=case.options)
     ratio = None

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from solver.errors import InputError
-from solver.pipeline import solve
+from solver.pipeline import export_model, solve
 from solver.result import SolveResult
 from solver.snapshot import Snapshot
 
@@ -46,13 +46,30 @@ def main_command(
         ),
     ] = None,
     output: Annotated[Path | None, typer.Option(help="Write the JSON result to this file.")] = None,
-    backend: Annotated[str | None, typer.Option(help="highs (default), cvxpy or pulp.")] = None,
-    solver: Annotated[str | None, typer.Option(help="The backend's own solver.")] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            help="auto (default: HiGHS or Clarabel per model), highs, clarabel, cvxpy, pulp."
+        ),
+    ] = None,
+    solver: Annotated[
+        str | None,
+        typer.Option(
+            help="The backend's own solver: cvxpy CLARABEL/HIGHS/SCS/..., pulp CBC/HiGHS."
+        ),
+    ] = None,
     time_limit: Annotated[float | None, typer.Option(help="Seconds per solve.")] = None,
     mip_gap: Annotated[float | None, typer.Option(help="Relative MILP gap.")] = None,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Policy option KEY=VALUE (value parsed as JSON)."),
+    ] = None,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            "--export",
+            help="Write the model that would be solved (.lp or .mps, readable names) and exit.",
+        ),
     ] = None,
     schema: Annotated[
         bool, typer.Option("--schema", help="Print the snapshot JSON Schema and exit.")
@@ -81,6 +98,9 @@ def main_command(
         if value is not None:
             options[key] = value
     data = _read_json(snapshot)
+    if export is not None:
+        _export(data, export, policy, options)
+        return
     try:
         result = solve(data, policy=policy, options=options)
     except InputError as exc:
@@ -94,6 +114,25 @@ def main_command(
     elif chosen is OutputFormat.TABLE:
         render(result, Console())
     raise typer.Exit(result.status.exit_code)
+
+
+def _export(data: Any, path: Path, policy: str | None, options: dict[str, Any]) -> None:
+    try:
+        written = export_model(data, path, policy=policy, options=options)
+    except InputError as exc:
+        _fail(f"invalid input: {exc.one_line()}")
+        return
+    except OSError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if written is None:
+        typer.echo("error: this policy needs no model for this snapshot: nothing written", err=True)
+        raise typer.Exit(1)
+    typer.echo(
+        f"wrote {written.path}: model {written.name}, {written.variables} variables "
+        f"({written.integer_variables} integer), {written.constraints} constraints, "
+        f"{written.nonzeros} nonzeros"
+    )
 
 
 def _fail(message: str) -> None:

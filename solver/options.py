@@ -18,7 +18,10 @@ class SolveOptions(BaseModel):
         "cvxpy or pulp.",
     )
     solver: str | None = Field(
-        None, description="The backend's own solver, e.g. ipm for highs, CLARABEL for cvxpy."
+        None,
+        description="The backend's own solver (needs an explicit backend; case-insensitive): "
+        "highs choose/simplex/ipm/pdlp; cvxpy CLARABEL (LP default), HIGHS (MILP default), SCS, "
+        "SCIPY, ... as installed; pulp CBC (default) or HiGHS. GET /v1/policies lists them.",
     )
     lp_method: LpMethod = Field(
         LpMethod.AUTO, description="LP algorithm hint; auto = measured default."

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import ValidationError
 
-from solver.backends import AUTO, Feature, backend_names, get_backend
+from solver.backends import AUTO, Feature, backend_names, capable_of, get_backend
 from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import ModelExported, Outcome, Policy, SolveContext
 from solver.problem import ClusterArrays
 from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
 from solver.snapshot import Snapshot, parse_snapshot
 
 M = TypeVar("M", SolveOptions, PolicyOptions)
+EXPORT_SUFFIXES = (".lp", ".mps")
 
 
 def solve(
@@ -32,10 +35,7 @@ def solve(
     one flat mapping. Raises `InputError` naming the field for anything invalid.
     """
     started = time.perf_counter()
-    snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
-    chosen = resolve_policy(policy, snap)
-    common, own = split_options(chosen, {**(options or {}), **more_options})
-    check_backend(chosen, common)
+    snap, chosen, common, own = prepare(snapshot, policy, {**(options or {}), **more_options})
     problem = ClusterArrays.from_snapshot(snap)
     validated = time.perf_counter()
     ctx = SolveContext(common)
@@ -46,18 +46,82 @@ def solve(
     return result
 
 
-def check_backend(policy: Policy, options: SolveOptions) -> None:
-    """A backend asked for what it cannot do is an input error naming the alternatives."""
-    if options.backend == AUTO:
-        return
-    needs = Feature.MILP if policy.problem_class == "MILP" else Feature.LP
-    if needs not in get_backend(options.backend).features:
-        able = [n for n in backend_names() if n == AUTO or needs in get_backend(n).features]
+@dataclass(frozen=True)
+class ExportedModel:
+    """What `export_model` wrote."""
+
+    path: str
+    name: str
+    variables: int
+    constraints: int
+    nonzeros: int
+    integer_variables: int
+
+
+def export_model(
+    snapshot: Snapshot | Mapping[str, Any],
+    path: str | Path,
+    policy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> ExportedModel | None:
+    """Write the model `solve` would hand to the solver (its first one, for policies that solve
+    a sequence) to `path` as .lp or .mps, without solving it. Returns None when the policy
+    needs no model for this snapshot (e.g. no job can run anywhere)."""
+    target = str(path)
+    if not target.lower().endswith(EXPORT_SUFFIXES):
         raise InputError.single(
-            ("options", "backend"),
-            f"backend {options.backend!r} cannot solve {needs.value.upper()} models "
-            f"({policy.name}); use one of {', '.join(able)}",
+            ("export",), f"{target!r}: give a file ending in {' or '.join(EXPORT_SUFFIXES)}"
         )
+    snap, chosen, common, own = prepare(snapshot, policy, options or {})
+    ctx = SolveContext(common, export_path=target)
+    try:
+        chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ctx)
+    except ModelExported as done:
+        m = done.model
+        ints = int(m.integer.sum())
+        return ExportedModel(target, m.name, m.num_cols, m.num_rows, int(m.matrix.nnz), ints)
+    return None
+
+
+def prepare(
+    snapshot: Snapshot | Mapping[str, Any], policy: str | None, options: Mapping[str, Any]
+) -> tuple[Snapshot, Policy, SolveOptions, PolicyOptions]:
+    """Validate the snapshot, the policy name and the options; raises `InputError`."""
+    snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
+    chosen = resolve_policy(policy, snap)
+    common, own = split_options(chosen, options)
+    return snap, chosen, check_backend(chosen, common), own
+
+
+def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
+    """Backend and sub-solver must exist and be able to solve the policy's problem class; an
+    error names the alternatives. Returns the options with the solver's canonical spelling."""
+    if options.backend == AUTO:
+        if options.solver is not None:
+            raise InputError.single(
+                ("options", "solver"),
+                f"solver {options.solver!r} needs a backend: set options.backend to one of "
+                + "; ".join(
+                    f"{n} ({', '.join(get_backend(n).available_solvers())})"
+                    for n in backend_names()
+                    if n != AUTO
+                ),
+            )
+        return options
+    backend = get_backend(options.backend)
+    try:
+        solver = backend.resolve_solver(options.solver)
+    except ValueError as exc:
+        raise InputError.single(("options", "solver"), str(exc)) from None
+    needs = Feature.MILP if "MILP" in policy.problem_class.upper() else Feature.LP
+    if needs not in backend.features_for(solver):
+        who = options.backend + (f" with solver {solver}" if solver else "")
+        raise InputError.single(
+            ("options", "solver" if solver else "backend"),
+            f"backend {who} cannot solve {needs.value.upper()} models ({policy.name}); use "
+            + ", ".join([AUTO, *capable_of(needs)]),
+        )
+    return options.model_copy(update={"solver": solver})
 
 
 def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:

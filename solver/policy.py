@@ -10,19 +10,45 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from solver.backends import LpMethod, Solution, SolveSettings, choose_backend
-from solver.model import Model
+from solver.backends import (
+    Backend,
+    Feature,
+    LpMethod,
+    Solution,
+    SolveSettings,
+    capable_of,
+    choose_backend,
+)
+from solver.backends.highs import HighsBackend
+from solver.errors import InputError
+from solver.model import CompiledModel, Model
 from solver.options import PolicyOptions, SolveOptions
 from solver.problem import ClusterArrays
 from solver.snapshot import Snapshot
 from solver.status import Status
 
 
+class ModelExported(Exception):
+    """Raised by a build-only `SolveContext` once the first model is written: the policy's run
+    stops there, since later models of an iterative policy depend on solutions."""
+
+    def __init__(self, model: CompiledModel, path: str) -> None:
+        super().__init__(f"model written to {path}")
+        self.model = model
+        self.path = path
+
+
 @dataclass
 class SolveContext:
-    """Runs a formulation's models on the chosen backend and keeps the books on them."""
+    """Runs a formulation's models on the chosen backend and keeps the books on them.
+
+    With `export_path` set it is build-only: the first model a policy asks to solve is written
+    there (.lp or .mps) instead, and `ModelExported` ends the run. Every policy gets model
+    export this way without code of its own.
+    """
 
     options: SolveOptions
+    export_path: str | None = None
     build_seconds: float = 0.0
     solve_seconds: float = 0.0
     solves: int = 0
@@ -49,11 +75,16 @@ class SolveContext:
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
+        if self.export_path is not None:
+            HighsBackend().export(compiled, self.export_path)
+            raise ModelExported(compiled, self.export_path)
         settings = self.settings(lp_method)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
+        _check_mip(backend, settings.solver, compiled)
         solution = backend.solve(compiled, settings)
         if backend.name not in self.backends_used:
             self.backends_used.append(backend.name)
+        self.build_seconds += solution.build_seconds
         self.solve_seconds += solution.solve_seconds
         self.solves += 1
         self.iterations += solution.iterations
@@ -65,6 +96,18 @@ class SolveContext:
             int(compiled.integer.sum()),
         )
         return solution
+
+
+def _check_mip(backend: Backend, solver: str | None, model: CompiledModel) -> None:
+    """A MILP handed to a backend (or sub-solver) without MILP support is an input error that
+    names the alternatives; caught here too for policies whose class does not say MILP."""
+    if model.is_mip and Feature.MILP not in backend.features_for(solver):
+        who = backend.name + (f" with solver {solver}" if solver else "")
+        raise InputError.single(
+            ("options", "solver" if solver else "backend"),
+            f"{who} cannot solve MILP models ({model.name}); use "
+            + ", ".join(["auto", *capable_of(Feature.MILP)]),
+        )
 
 
 @dataclass

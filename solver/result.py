@@ -61,8 +61,16 @@ class SolverReport(BaseModel):
     integer_variables: int = 0
     mip_gap: float | None = None
     validate_seconds: float = 0.0
-    build_seconds: float = 0.0
-    solve_seconds: float = 0.0
+    build_seconds: float = Field(
+        0.0,
+        description="Building the model: the model layer's compile plus the backend's own "
+        "model construction (cvxpy expressions and canonicalization, PuLP objects).",
+    )
+    solve_seconds: float = Field(
+        0.0,
+        description="The solver call; for PuLP it includes handing the model over (writing "
+        "CBC's input file, or PuLP's row-by-row HiGHS build).",
+    )
     total_seconds: float = 0.0
     merged_groups: int | None = Field(
         None, description="Distinct job groups after merging identical jobs, if merged."

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from api.schemas import PolicyInfo, PolicyList
 from formulations import POLICIES
-from solver.backends import backend_names
+from solver.backends import AUTO, backend_names, get_backend
 from solver.options import SolveOptions
 
 router = APIRouter(prefix="/v1", tags=["policies"])
@@ -27,4 +27,5 @@ def list_policies() -> PolicyList:
         ],
         common_options=SolveOptions.model_json_schema(),
         backends=backend_names(),
+        solvers={n: get_backend(n).available_solvers() for n in backend_names() if n != AUTO},
     )

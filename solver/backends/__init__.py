@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
@@ -12,9 +13,22 @@ from solver.backends.highs import HighsBackend
 AUTO = "auto"
 DEFAULT_BACKEND = AUTO
 
+
+def _lazy(module: str, cls: str) -> Callable[[], Backend]:
+    """A factory that imports its module on first use (cvxpy alone takes over a second)."""
+
+    def make() -> Backend:
+        backend: Backend = getattr(importlib.import_module(module), cls)()
+        return backend
+
+    return make
+
+
 _FACTORIES: dict[str, Callable[[], Backend]] = {
     HighsBackend.name: HighsBackend,
     ClarabelBackend.name: ClarabelBackend,
+    "cvxpy": _lazy("solver.backends.cvxpy_backend", "CvxpyBackend"),
+    "pulp": _lazy("solver.backends.pulp_backend", "PulpBackend"),
 }
 
 
@@ -38,6 +52,23 @@ def get_backend(name: str) -> Backend:
     return _FACTORIES[name]()
 
 
+def capable_of(feature: Feature) -> list[str]:
+    """Backends (and, where it matters, their sub-solvers) that can do `feature`, for error
+    messages: `highs`, `cvxpy with solver HIGHS or SCIPY`, ..."""
+    out = []
+    for name in _FACTORIES:
+        backend = get_backend(name)
+        if feature not in backend.features:
+            continue
+        solvers = backend.available_solvers()
+        able = [s for s in solvers if feature in backend.features_for(s)]
+        if len(able) == len(solvers):
+            out.append(name)
+        elif able:
+            out.append(f"{name} with solver {' or '.join(able)}")
+    return out
+
+
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     _FACTORIES[name] = factory
 
@@ -51,6 +82,7 @@ __all__ = [
     "Solution",
     "SolveSettings",
     "backend_names",
+    "capable_of",
     "choose_backend",
     "get_backend",
     "register_backend",

@@ -55,6 +55,9 @@ class Solution:
     detail: str = ""  # the backend's own status text
     row_dual: NDArray[np.float64] | None = None
     iterations: int = 0
+    #: Time the backend spent building its own copy of the model (cvxpy expressions and
+    #: canonicalization, PuLP objects); the model layer's compile is booked by the caller.
+    build_seconds: float = 0.0
     solve_seconds: float = 0.0
     mip_gap: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
@@ -77,6 +80,25 @@ class Backend(ABC):
     @abstractmethod
     def available_solvers(self) -> list[str]:
         """Sub-solvers usable on this machine, default first."""
+
+    def features_for(self, solver: str | None) -> frozenset[Feature]:
+        """What this backend can do with `solver` (None = its default); by default the same
+        for every sub-solver. Backends whose sub-solvers differ (cvxpy + SCS has no MILP)
+        override this."""
+        return self.features
+
+    def resolve_solver(self, name: str | None) -> str | None:
+        """The canonical spelling of sub-solver `name` (case-insensitive), None for the
+        default; raises ValueError naming the available ones for an unknown name."""
+        if name is None:
+            return None
+        available = self.available_solvers()
+        for known in available:
+            if known.lower() == name.strip().lower():
+                return known
+        raise ValueError(
+            f"backend {self.name!r} has no solver {name!r}; available: {', '.join(available)}"
+        )
 
     @abstractmethod
     def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:

@@ -9,6 +9,7 @@ import highspy
 import numpy as np
 
 from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.backends.names import portable_names
 from solver.model import CompiledModel, Sense
 from solver.status import Status
 
@@ -69,8 +70,8 @@ def to_highs_lp(model: CompiledModel, with_names: bool = False) -> highspy.Highs
             for flag in model.integer
         ]
     if with_names:
-        lp.col_names_ = model.col_names()
-        lp.row_names_ = model.row_names()
+        lp.col_names_ = portable_names(model.col_names())
+        lp.row_names_ = portable_names(model.row_names())
     return lp
 
 
@@ -92,11 +93,13 @@ class HighsBackend(Backend):
         return read_solution(h, model, time.perf_counter() - started)
 
     def export(self, model: CompiledModel, path: str) -> None:
-        """Write the model as .lp or .mps (by the file's suffix) with readable names."""
+        """Write the model as .lp or .mps (by the file's suffix) with readable names; raises
+        OSError when the file cannot be written."""
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.passModel(to_highs_lp(model, with_names=True))
-        h.writeModel(path)
+        if h.writeModel(path) == highspy.HighsStatus.kError:
+            raise OSError(f"cannot write the model to {path}")
 
 
 def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -> None:
