@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from formulations import finish_time_fairness, makespan, max_min_fairness
+from formulations import finish_time_fairness, makespan, max_min_fairness, throughput
 from solver.policy import Policy
 
 DEFAULT_POLICY = max_min_fairness.POLICY.name
 
 POLICIES: dict[str, Policy] = {
-    p.name: p for p in (max_min_fairness.POLICY, makespan.POLICY, finish_time_fairness.POLICY)
+    p.name: p
+    for p in (
+        max_min_fairness.POLICY,
+        makespan.POLICY,
+        finish_time_fairness.POLICY,
+        throughput.MAX_THROUGHPUT,
+        throughput.PER_DOLLAR,
+    )
 }
 
 _ALIASES = {alias: p.name for p in POLICIES.values() for alias in p.aliases}
