@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from formulations import finish_time_fairness, makespan, max_min_fairness, throughput
+from formulations import (
+    finish_time_fairness,
+    makespan,
+    max_min_fairness,
+    min_cost_slo,
+    throughput,
+)
 from solver.policy import Policy
 
 DEFAULT_POLICY = max_min_fairness.POLICY.name
@@ -15,6 +21,7 @@ POLICIES: dict[str, Policy] = {
         finish_time_fairness.POLICY,
         throughput.MAX_THROUGHPUT,
         throughput.PER_DOLLAR,
+        min_cost_slo.POLICY,
     )
 }
 

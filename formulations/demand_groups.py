@@ -84,7 +84,7 @@ def split_groups(
     """
     size = totals.shape[0]
     need = np.maximum(demand, 0.0)
-    count = np.bincount(group, minlength=size).astype(float)
+    count = np.maximum(np.bincount(group, minlength=size), 1).astype(float)  # ≥ 1: empty groups
     need_sum = np.bincount(group, weights=need, minlength=size)
     work = np.einsum("gk,gk->g", throughput, totals)
     shrink = np.where((need_sum > 0) & (work > need_sum), need_sum / np.maximum(work, 1e-300), 1.0)
@@ -93,6 +93,7 @@ def split_groups(
     high = np.zeros(size)
     np.minimum.at(low, group, need)
     np.maximum.at(high, group, need)
+    low[np.isinf(low)] = 0.0
     spread = high - low
     flat = spread <= 1e-12 * np.maximum(high, 1e-300)
     theta = np.where(flat[group], 0.0, (need - low[group]) / np.where(flat, 1.0, spread)[group])
