@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from formulations import (
+    fifo,
     finish_time_fairness,
     makespan,
     max_min_fairness,
@@ -22,6 +23,7 @@ POLICIES: dict[str, Policy] = {
         throughput.MAX_THROUGHPUT,
         throughput.PER_DOLLAR,
         min_cost_slo.POLICY,
+        fifo.POLICY,
     )
 }
 
