@@ -84,7 +84,7 @@ def split_groups(
     """
     size = totals.shape[0]
     need = np.maximum(demand, 0.0)
-    count = np.maximum(np.bincount(group, minlength=size), 1).astype(float)  # ≥ 1: empty groups
+    count = np.maximum(np.bincount(group, minlength=size), 1).astype(np.float64)  # empty groups
     need_sum = np.bincount(group, weights=need, minlength=size)
     work = np.einsum("gk,gk->g", throughput, totals)
     shrink = np.where((need_sum > 0) & (work > need_sum), need_sum / np.maximum(work, 1e-300), 1.0)

@@ -68,7 +68,7 @@ def run(
 
     require_job_field(problem, problem.steps_remaining, slo, "steps_remaining", NAME)
     now = require_now(problem, NAME)
-    require_prices(problem, problem.eligible[slo].any(axis=0), NAME)
+    require_prices(problem, np.asarray(problem.eligible[slo].any(axis=0), dtype=bool), NAME)
     left = problem.deadline[slo] - now
     steps = problem.steps_remaining[slo]
     required[slo] = np.where(steps <= 0, 0.0, steps / np.where(left > 0, left, 1.0))
@@ -200,7 +200,7 @@ def _outcome(
         reasons,
         job_metrics={
             "required_throughput": _nullable(required),
-            "slo_met": np.where(has_slo, met, None).astype(object),
+            "slo_met": _flags(met, has_slo),
             "finish_time": _nullable(np.where(has_slo & (eff > 0), now + finish, np.nan)),
         },
         summary={
@@ -211,6 +211,12 @@ def _outcome(
         },
         warnings=warnings,
     )
+
+
+def _flags(values: NDArray[np.bool_], where: NDArray[np.bool_]) -> NDArray[np.object_]:
+    out = np.full(values.size, None, dtype=object)
+    out[where] = values[where]
+    return out
 
 
 def _nullable(values: FloatArray) -> NDArray[np.object_]:

@@ -139,8 +139,9 @@ def run_max_throughput(
 def run_per_dollar(
     snapshot: Snapshot, problem: ClusterArrays, options: PerDollarOptions, ctx: SolveContext
 ) -> Outcome:
-    require_prices(problem, problem.eligible.any(axis=0), PER_DOLLAR_NAME, positive=True)
-    price = np.where(problem.eligible.any(axis=0), problem.price_per_hour, 1.0)
+    usable = np.asarray(problem.eligible.any(axis=0), dtype=bool)
+    require_prices(problem, usable, PER_DOLLAR_NAME, positive=True)
+    price = np.where(usable, problem.price_per_hour, 1.0)
     weight = problem.throughput / price[None, :]
     label = "Σ_jk T_jk X_jk / p_k (steps/s per dollar-per-GPU-hour)"
     if options.gang_price:
