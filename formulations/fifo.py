@@ -46,9 +46,8 @@ class FifoOptions(PolicyOptions):
 
 def queue_order(problem: ClusterArrays) -> list[int]:
     """Job indices by arrival time, ties by id."""
-    arrival = problem.arrival_time.tolist()
-    ids = problem.job_ids
-    return sorted(range(problem.num_jobs), key=lambda j: (arrival[j], ids[j]))
+    order = np.lexsort((np.array(problem.job_ids), problem.arrival_time))
+    return [int(j) for j in order]
 
 
 def run(
