@@ -58,23 +58,9 @@ def run(
     if active.size == 0:
         return _outcome(Status.OPTIMAL, 0.0, allocation, reasons, finish, warnings, {})
 
-    usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
-    alone = steps[active] / usable.max(axis=1)  # each job alone, all the time on its fastest type
-    horizon = float(alone.max())
-    jobs = DemandJobs(
-        throughput=usable,
-        scale=problem.scale_factor[active],
-        capacity=problem.gpu_count,
-        offset=np.zeros(active.size),
-        slope=steps[active] / horizon,
-        labels=[problem.job_ids[j] for j in active],
-        gpu_names=problem.gpu_names,
-    )
-    target = Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0))
-    least = problem.scale_factor[active] * alone  # GPU-seconds each job needs at the least
-    guess = horizon / max(horizon, float(least.sum() / problem.gpu_count.sum()))
+    jobs, horizon, guess = _demand_jobs(problem, active)
     groups = initial_groups(jobs, ctx.options.merge_identical, guess)
-    result = solve_demand_lp(jobs, target, ctx, groups)
+    result = solve_demand_lp(jobs, Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0)), ctx, groups)
     summary: dict[str, object] = {"grouping_rounds": result.rounds}
     merged = result.num_groups if ctx.options.merge_identical else None
     if not result.status.has_solution or not result.theta:
@@ -95,6 +81,26 @@ def run(
             "reported as feasible"
         )
     return _outcome(status, makespan, allocation, reasons, finish, warnings, summary, merged)
+
+
+def _demand_jobs(problem: ClusterArrays, active: np.ndarray) -> tuple[DemandJobs, float, float]:
+    """Demands R_j θ / L with L the horizon (longest job alone), and a first guess of θ = L/M."""
+    steps = problem.steps_remaining[active]
+    usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
+    alone = steps / usable.max(axis=1)  # each job alone, all the time on its fastest type
+    horizon = float(alone.max())
+    jobs = DemandJobs(
+        throughput=usable,
+        scale=problem.scale_factor[active],
+        capacity=problem.gpu_count,
+        offset=np.zeros(active.size),
+        slope=steps / horizon,
+        labels=[problem.job_ids[j] for j in active],
+        gpu_names=problem.gpu_names,
+    )
+    # M ≥ the GPU-seconds every job needs at the least, over the cluster's GPUs.
+    load = float((problem.scale_factor[active] * alone).sum() / problem.gpu_count.sum())
+    return jobs, horizon, horizon / max(horizon, load)
 
 
 def _never_finish_warning(
