@@ -119,7 +119,9 @@ def run(
         "rounds": search.rounds,
     }
     status, warnings = search.status, []
-    if status.has_solution and gap > OPTIMAL_GAP:
+    if search.stopped is not None:
+        warnings.append(f"search stopped early: an LP ended with status {search.stopped}")
+    if gap > OPTIMAL_GAP:
         status = Status.FEASIBLE
         warnings.append(f"max ρ {upper:.9g} is within {gap:.2e} of the lower bound {lower:.9g}")
     merged = search.groups if ctx.options.merge_identical else None
@@ -134,6 +136,7 @@ class Search:
     lower: float
     rounds: int
     groups: int
+    stopped: Status | None = None  # the LP status that ended the search early, if any
 
 
 def _newton(
@@ -151,35 +154,54 @@ def _newton(
     labels = [problem.job_ids[j] for j in active]
     group = None
     status, rounds, groups, point = Status.OPTIMAL, 0, 0, upper
+    stopped = None
     while rounds < MAX_ROUNDS and upper - lower > TARGET_GAP * max(1.0, upper):
         rounds += 1
-        gap = point - terms.tau
-        slope = -terms.rate / gap**2
-        jobs = DemandJobs(
-            usable,
-            problem.scale_factor[active],
-            problem.gpu_count,
-            offset=terms.rate / gap - slope * point,
-            slope=slope,
-            labels=labels,
-            gpu_names=problem.gpu_names,
-        )
+        jobs = _tangent(problem, active, usable, terms, labels, point)
         if group is None:
             group = initial_groups(jobs, ctx.options.merge_identical, point)
         result = solve_demand_lp(jobs, Target(Sense.MINIMIZE, (lower, np.inf)), ctx, group)
+        if result.status is not Status.OPTIMAL:
+            # No lower bound from this LP (a time-limited ρ is none); keep the best allocation,
+            # which is feasible and whose gap is reported.
+            status, stopped = Status.FEASIBLE, result.status
         if not result.status.has_solution or result.theta is None:
-            status = result.status if rounds == 1 else Status.FEASIBLE
             break
         group, groups = result.group, result.num_groups
-        lower = max(lower, result.theta)
+        if status is Status.OPTIMAL:
+            lower = max(lower, result.theta)
         x, _ = repair_allocation(result.allocation, problem.scale_factor[active], problem.gpu_count)
         rho = terms.rho(np.einsum("jk,jk->j", usable, x))
         improved = float(rho.max()) < upper
         if improved:
             best, best_rho, upper = x, rho, float(rho.max())
+        if status is not Status.OPTIMAL:
+            break
         # Newton from the best upper bound; if that stalled, cut between the bounds instead.
         point = upper if improved else 0.5 * (lower + upper)
-    return Search(status, best, best_rho, lower, rounds, groups)
+    return Search(status, best, best_rho, lower, rounds, groups, stopped)
+
+
+def _tangent(
+    problem: ClusterArrays,
+    active: NDArray[np.int64],
+    usable: FloatArray,
+    terms: Fairness,
+    labels: list[str],
+    point: float,
+) -> DemandJobs:
+    """Demands φ_j(ρ_k) + φ'_j(ρ_k)(ρ − ρ_k), the tangents of r_j/(ρ − τ_j) at ρ_k = point."""
+    gap = point - terms.tau
+    slope = -terms.rate / gap**2
+    return DemandJobs(
+        usable,
+        problem.scale_factor[active],
+        problem.gpu_count,
+        offset=terms.rate / gap - slope * point,
+        slope=slope,
+        labels=labels,
+        gpu_names=problem.gpu_names,
+    )
 
 
 def _outcome(
