@@ -71,7 +71,8 @@ def run(
     require_prices(problem, np.asarray(problem.eligible[slo].any(axis=0), dtype=bool), NAME)
     left = problem.deadline[slo] - now
     steps = problem.steps_remaining[slo]
-    required[slo] = np.where(steps <= 0, 0.0, steps / np.where(left > 0, left, 1.0))
+    # A deadline already passed has no finite requirement (reported as null).
+    required[slo] = np.where(steps <= 0, 0.0, steps / np.where(left > 0, left, np.nan))
     lost = _unreachable(problem, slo, left, required, reasons)
     candidates = slo[(steps > 0) & ~np.isin(slo, lost)]
     for j in slo[steps <= 0]:
@@ -110,7 +111,7 @@ def _unreachable(
             reasons[int(j)] = "SLO cannot be met: the deadline has passed"
         elif fastest[i] <= 0:
             reasons[int(j)] = f"SLO cannot be met: {reasons[int(j)]}"
-        elif required[j] > fastest[i] * (1 + SLO_TOLERANCE):
+        elif required[j] > fastest[i]:
             reasons[int(j)] = (
                 f"SLO cannot be met: needs {required[j]:.6g} steps/s, at most {fastest[i]:.6g} "
                 "on its fastest usable type"
@@ -179,7 +180,7 @@ def _outcome(
     warnings: list[str],
 ) -> Outcome:
     eff = np.einsum("jk,jk->j", problem.throughput, allocation)
-    has_slo = ~np.isnan(required)
+    has_slo = ~np.isnan(problem.deadline)
     met = has_slo & (eff >= required * (1 - SLO_TOLERANCE)) & status.has_solution
     missed = slo[~met[slo]]
     for j in missed:

@@ -121,6 +121,7 @@ def test_slos_that_cannot_be_met_alone_are_named_with_the_reason() -> None:
     assert result.objective == pytest.approx(0.5)
     assert sorted(result.summary["slo_missed"]) == ["late", "too-fast"]
     assert "deadline has passed" in (result.job("late").reason or "")
+    assert result.job("late").metrics["required_throughput"] is None
     assert "needs 2 steps/s" in (result.job("too-fast").reason or "")
     assert result.job("done").metrics["slo_met"] is True
 
