@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
-from formulations import max_min_fairness
+from formulations import (
+    fifo,
+    finish_time_fairness,
+    makespan,
+    max_min_fairness,
+    min_cost_slo,
+    throughput,
+)
 from solver.policy import Policy
 
 DEFAULT_POLICY = max_min_fairness.POLICY.name
 
-POLICIES: dict[str, Policy] = {p.name: p for p in (max_min_fairness.POLICY,)}
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        max_min_fairness.POLICY,
+        makespan.POLICY,
+        finish_time_fairness.POLICY,
+        throughput.MAX_THROUGHPUT,
+        throughput.PER_DOLLAR,
+        min_cost_slo.POLICY,
+        fifo.POLICY,
+    )
+}
 
 _ALIASES = {alias: p.name for p in POLICIES.values() for alias in p.aliases}
 

@@ -22,6 +22,7 @@ from solver.result import SolveResult
 from solver.snapshot import Snapshot
 
 TABLE_ROWS = 40
+METRIC_COLUMNS = 3
 
 app = typer.Typer(add_completion=False, no_args_is_help=False, rich_markup_mode=None)
 
@@ -186,14 +187,18 @@ def render(result: SolveResult, console: Console) -> None:
         usage.add_row(g.name, f"{g.used:.3f}", str(g.available), f"{g.utilization:.1%}")
     console.print(usage)
     names = [g.name for g in result.gpu_types]
-    jobs = Table("job", *names, "throughput", "norm. share", "note")
-    for job in result.jobs[:TABLE_ROWS]:
+    shown = result.jobs[:TABLE_ROWS]
+    # Policy metrics (finish time, ρ, SLO met, ...) get a column each, in the policy's order.
+    metrics = list(dict.fromkeys(key for job in shown for key in job.metrics))[:METRIC_COLUMNS]
+    jobs = Table("job", *names, "throughput", "norm. share", *metrics, "note")
+    for job in shown:
         share = "—" if job.normalized_share is None else f"{job.normalized_share:.4f}"
         jobs.add_row(
             job.id,
             *(f"{job.allocation.get(n, 0.0):.3f}" for n in names),
             f"{job.effective_throughput:.4g}",
             share,
+            *(_metric(job.metrics.get(key)) for key in metrics),
             job.reason or "",
         )
     console.print(jobs)
@@ -201,6 +206,14 @@ def render(result: SolveResult, console: Console) -> None:
         console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _metric(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
 
 
 def main() -> None:

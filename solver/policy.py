@@ -57,28 +57,34 @@ class SolveContext:
     backends_used: list[str] = field(default_factory=list)
     size: tuple[int, int, int, int] = (0, 0, 0, 0)
 
-    def settings(self, lp_method: LpMethod = LpMethod.AUTO) -> SolveSettings:
+    def settings(
+        self, lp_method: LpMethod = LpMethod.AUTO, mip_gap: float | None = None
+    ) -> SolveSettings:
+        """The user's options, falling back to the formulation's preferences where unset."""
         method = (
             self.options.lp_method if self.options.lp_method is not LpMethod.AUTO else lp_method
         )
         return SolveSettings(
             time_limit=self.options.time_limit,
-            mip_rel_gap=self.options.mip_gap,
+            mip_rel_gap=self.options.mip_gap if self.options.mip_gap is not None else mip_gap,
             threads=self.options.threads,
             lp_method=method,
             solver=self.options.solver,
             verbose=self.options.verbose,
         )
 
-    def solve(self, model: Model, lp_method: LpMethod = LpMethod.AUTO) -> Solution:
-        """Compile and solve one model; `lp_method` is the formulation's measured preference."""
+    def solve(
+        self, model: Model, lp_method: LpMethod = LpMethod.AUTO, mip_gap: float | None = None
+    ) -> Solution:
+        """Compile and solve one model; `lp_method` and `mip_gap` are the formulation's
+        preferences, used when the user did not set them."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
         if self.export_path is not None:
             HighsBackend().export(compiled, self.export_path)
             raise ModelExported(compiled, self.export_path)
-        settings = self.settings(lp_method)
+        settings = self.settings(lp_method, mip_gap)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
         solution = backend.solve(compiled, settings)

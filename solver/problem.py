@@ -29,6 +29,9 @@ class ClusterArrays:
     steps_remaining: FloatArray  # R_j, NaN where not given
     time_since_start: FloatArray  # t_j, NaN where not given
     arrival_time: FloatArray  # NaN where not given
+    isolated_time_done: FloatArray  # t^iso_done_j, NaN where not given
+    deadline: FloatArray  # absolute seconds, NaN where not given
+    now: float | None  # the deadlines' clock
 
     @classmethod
     def from_snapshot(cls, snapshot: Snapshot) -> ClusterArrays:
@@ -62,6 +65,9 @@ class ClusterArrays:
             steps_remaining=optional([job.steps_remaining for job in jobs]),
             time_since_start=optional([job.time_since_start for job in jobs]),
             arrival_time=optional([job.arrival_time for job in jobs]),
+            isolated_time_done=optional([job.isolated_time_done for job in jobs]),
+            deadline=optional([job.deadline for job in jobs]),
+            now=snapshot.now,
         )
 
     @property

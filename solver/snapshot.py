@@ -59,6 +59,16 @@ class Job(_Strict):
         default=None, description="Seconds since the job started (t_j, finish-time fairness)."
     )
     arrival_time: Finite | None = Field(default=None, description="Arrival time in seconds.")
+    isolated_time_done: NonNegative | None = Field(
+        default=None,
+        description="Seconds the work done so far would have taken on the job's isolated share "
+        "(t^iso_done, finish-time fairness); missing = 0, a job that has done no work.",
+    )
+    deadline: Finite | None = Field(
+        default=None,
+        description="Absolute time (seconds, same clock as the snapshot's `now`) by which the "
+        "job's remaining steps should be done (SLO policies).",
+    )
     entity: Name | None = Field(default=None, description="Owning entity (hierarchical policies).")
     workload_class: Name | None = Field(default=None, description="Workload class, e.g. `LM`.")
 
@@ -70,6 +80,9 @@ class Snapshot(_Strict):
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
     gpu_types: list[GpuType] = Field(description="GPU types with counts.")
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    now: Finite | None = Field(
+        default=None, description="Current time in seconds, the clock of job deadlines."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:

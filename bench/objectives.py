@@ -1,0 +1,149 @@
+"""Makespan, finish-time fairness, min cost under SLOs, throughput and FIFO at scale.
+
+Same instance family as the max-min benchmark (`gavel_snapshot(n)`: Gavel's table, scale factors
+{1, 2, 4, 8} at 70/10/15/5 %, N/4 GPUs per type), plus what these policies read, drawn from a
+seeded RNG: steps remaining = a duration of 10^U(1.5, 3) minutes on the job's fastest type (as in
+Gavel's trace generator) × that throughput; for finish-time fairness half the jobs started up to
+2 h ago with 0.2–1.5× that in isolated-equivalent time done; deadlines now + U(1.2, 4) × the
+job's fastest possible run time for a fraction of the jobs; Gavel's per-GPU-hour prices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bench.harness import Case
+from solver.datasets.synthetic import gavel_snapshot, random_snapshot
+
+GROUP = "objectives"
+PRICES = {"k80": 0.45, "p100": 1.46, "v100": 2.48}
+
+
+def with_work(snapshot: dict[str, Any], seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    for job in snapshot["jobs"]:
+        minutes = 10 ** rng.uniform(1.5, 3.0)
+        job["steps_remaining"] = float(round(60 * minutes * max(job["throughput"].values())))
+    for gpu in snapshot["gpu_types"]:
+        gpu["price_per_hour"] = PRICES.get(gpu["name"], 1.0)
+    return snapshot
+
+
+def with_history(snapshot: dict[str, Any], seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    for job in snapshot["jobs"]:
+        if rng.random() < 0.5:
+            job["time_since_start"] = float(rng.uniform(0, 7200))
+            job["isolated_time_done"] = job["time_since_start"] * float(rng.uniform(0.2, 1.5))
+    return snapshot
+
+
+def with_deadlines(snapshot: dict[str, Any], seed: int, fraction: float) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    snapshot["now"] = 0.0
+    for job in snapshot["jobs"]:
+        if rng.random() < fraction:
+            fastest = job["steps_remaining"] / max(job["throughput"].values())
+            job["deadline"] = fastest * float(rng.uniform(1.2, 4.0))
+    return snapshot
+
+
+def with_arrivals(snapshot: dict[str, Any], seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    for job in snapshot["jobs"]:
+        job["arrival_time"] = float(rng.integers(0, 3600))
+    return snapshot
+
+
+def gavel(n: int) -> dict[str, Any]:
+    return with_work(gavel_snapshot(n, seed=2), seed=3)
+
+
+def _groups(result: Any) -> str:
+    return f"groups {result.solver.merged_groups}, solves {result.solver.solves}"
+
+
+def _slo(result: Any) -> str:
+    return f"SLOs met {result.summary['slo_met']}/{result.summary['slo_jobs']}, " + _groups(result)
+
+
+def cases() -> list[Case]:
+    no_merge = {"merge_identical": False}
+    return [
+        Case(
+            GROUP,
+            "makespan",
+            lambda: gavel(1_024),
+            "makespan",
+            target_seconds=0.05,
+            baseline=no_merge,
+            extra=_groups,
+        ),
+        Case(
+            GROUP, "makespan", lambda: gavel(10_000), "makespan", target_seconds=1.0, extra=_groups
+        ),
+        Case(
+            GROUP,
+            "makespan, random distinct",
+            lambda: with_work(random_snapshot(10_000, 3, seed=1), 3),
+            "makespan",
+            extra=_groups,
+        ),
+        Case(
+            GROUP,
+            "finish-time fairness",
+            lambda: with_history(gavel(1_024), 4),
+            "finish_time_fairness",
+            target_seconds=1.0,
+            baseline=no_merge,
+            extra=_groups,
+        ),
+        Case(
+            GROUP,
+            "finish-time fairness",
+            lambda: with_history(gavel(10_000), 4),
+            "finish_time_fairness",
+            extra=_groups,
+        ),
+        Case(
+            GROUP,
+            "min cost, 30 % SLOs (all fit)",
+            lambda: with_deadlines(gavel(1_024), 5, 0.3),
+            "min_cost_slo",
+            target_seconds=0.5,
+            baseline=no_merge,
+            extra=_slo,
+        ),
+        Case(
+            GROUP,
+            "min cost, all SLOs (over-subscribed)",
+            lambda: with_deadlines(gavel(1_024), 5, 1.0),
+            "min_cost_slo",
+            target_seconds=0.5,
+            baseline=no_merge,
+            extra=_slo,
+        ),
+        Case(
+            GROUP,
+            "max total throughput",
+            lambda: gavel(10_000),
+            "max_total_throughput",
+            extra=_groups,
+        ),
+        Case(
+            GROUP,
+            "throughput per dollar",
+            lambda: gavel(10_000),
+            "throughput_per_dollar",
+            extra=_groups,
+        ),
+        Case(
+            GROUP,
+            "fifo backfill",
+            lambda: with_arrivals(gavel(10_000), 6),
+            "fifo",
+            options={"mode": "backfill"},
+        ),
+    ]

@@ -1,0 +1,88 @@
+"""The objective policies through the HTTP API and the CLI: listed, selectable, errors as 422/2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from api.main import app
+from solver.cli import app as cli_app
+from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
+
+NEW = {
+    "makespan": set(),
+    "finish_time_fairness": set(),
+    "max_total_throughput": {"normalized"},
+    "throughput_per_dollar": {"gang_price"},
+    "min_cost_slo": {"maximize"},
+    "fifo": {"mode"},
+}
+
+client = TestClient(app)
+
+
+def test_policies_are_listed_with_their_options() -> None:
+    listed = {p["name"]: p for p in client.get("/v1/policies").json()["policies"]}
+    for name, options in NEW.items():
+        assert name in listed
+        assert set(listed[name]["options"].get("properties", {})) == options
+    assert listed["min_cost_slo"]["problem_class"] == "MILP"
+    assert listed["fifo"]["options"]["properties"]["mode"]["enum"] == ["strict", "backfill"]
+
+
+def test_solve_by_name_over_http() -> None:
+    response = client.post(
+        "/v1/solve", json={"policy": "min_cost_slo", "snapshot": SLO_OVERSUBSCRIBED}
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "optimal"
+    assert body["objective"] == pytest.approx(1.0)
+    assert body["summary"]["slo_missed"] == ["c"]
+    missed = next(j for j in body["jobs"] if j["id"] == "c")
+    assert missed["metrics"]["slo_met"] is False
+
+
+def test_policy_input_errors_are_422_with_the_field() -> None:
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 1}],
+        "jobs": [{"id": "a", "throughput": {"v100": 1}}],
+    }
+    response = client.post("/v1/solve", json={"policy": "makespan", "snapshot": snapshot})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["snapshot", "jobs", 0, "steps_remaining"]
+
+
+def test_a_backend_without_milp_is_refused_for_the_slo_policy() -> None:
+    response = client.post(
+        "/v1/solve",
+        json={
+            "policy": "min_cost_slo",
+            "snapshot": SLO_OVERSUBSCRIBED,
+            "options": {"backend": "clarabel"},
+        },
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["options", "backend"]
+
+
+def test_cli_solves_by_policy_name(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(MAKESPAN))
+    result = CliRunner().invoke(cli_app, [str(path), "--policy", "makespan", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output)
+    assert body["objective"] == pytest.approx(15 / 7)
+    assert body["jobs"][0]["metrics"]["finish_time"] == pytest.approx(15 / 7)
+
+
+def test_cli_table_shows_policy_metrics(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(MAKESPAN))
+    result = CliRunner().invoke(cli_app, [str(path), "--policy", "makespan", "--format", "table"])
+    assert result.exit_code == 0, result.output
+    assert "finish_time" in result.output

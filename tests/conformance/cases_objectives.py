@@ -1,0 +1,161 @@
+"""Hand-solved instances of the other objectives (FORMULATIONS §2–5): makespan, finish-time
+fairness, throughput, throughput per dollar, minimum cost under SLOs, FIFO."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from solver import SolveResult
+from tests.allocation_checks import assert_feasible_allocation
+from tests.conformance.case import Case
+
+
+def _feasible(snapshot: dict[str, Any]) -> Any:
+    return lambda result: assert_feasible_allocation(result, snapshot)
+
+
+# slow × 1, fast × 1; a = (1, 3), b = (1, 1.5), 3 steps each. a gives b part of the fast GPU and
+# takes slow time instead: M = 15/7 (worked out in tests/formulations/test_makespan.py).
+MAKESPAN = {
+    "gpu_types": [{"name": "slow", "count": 1}, {"name": "fast", "count": 1}],
+    "jobs": [
+        {"id": "a", "throughput": {"slow": 1, "fast": 3}, "steps_remaining": 3},
+        {"id": "b", "throughput": {"slow": 1, "fast": 1.5}, "steps_remaining": 3},
+    ],
+}
+
+# One type, 2 GPUs: 3 + 1 + 2 GPU-seconds of work, the longest job alone needs 3 s: M = 3.
+MAKESPAN_GANG = {
+    "gpu_types": [{"name": "v100", "count": 2}],
+    "jobs": [
+        {"id": "a", "throughput": {"v100": 1}, "steps_remaining": 3},
+        {"id": "b", "throughput": {"v100": 1}, "steps_remaining": 1},
+        {"id": "c", "scale_factor": 2, "throughput": {"v100": 2}, "steps_remaining": 2},
+    ],
+}
+
+# One GPU. a: 1 step left, started 1 s ago, 0.5 isolated-seconds done → D_a = 2.5; b new → D_b = 2.
+# max ρ is least when (1 + 1/x)/2.5 = 1/(2(1 − x)), x = eff_a: x² + 1.25x − 1 = 0.
+FTF = {
+    "gpu_types": [{"name": "v100", "count": 1}],
+    "jobs": [
+        {
+            "id": "a",
+            "throughput": {"v100": 1},
+            "steps_remaining": 1,
+            "time_since_start": 1,
+            "isolated_time_done": 0.5,
+        },
+        {"id": "b", "throughput": {"v100": 1}, "steps_remaining": 1},
+    ],
+}
+_X = (math.sqrt(5.5625) - 1.25) / 2
+
+# a = (k80 1, v100 4), b = (k80 1, v100 2), one GPU each, prices 0.5 and 2 per GPU-hour.
+# Throughput: a → v100, b → k80 = 5. Per dollar (T/p: a = (2, 2), b = (2, 1)): the same, 4.
+THROUGHPUT = {
+    "gpu_types": [
+        {"name": "k80", "count": 1, "price_per_hour": 0.5},
+        {"name": "v100", "count": 1, "price_per_hour": 2.0},
+    ],
+    "jobs": [
+        {"id": "a", "throughput": {"k80": 1.0, "v100": 4.0}},
+        {"id": "b", "throughput": {"k80": 1.0, "v100": 2.0}},
+    ],
+}
+
+# k80 costs 1, v100 3. a needs 1 step/s with T = (1, 2), b 1.5 with T = (1, 3): a takes all of
+# k80 (cost 1), b half of v100 (1.5): 2.5 per hour.
+SLO = {
+    "now": 100.0,
+    "gpu_types": [
+        {"name": "k80", "count": 1, "price_per_hour": 1.0},
+        {"name": "v100", "count": 1, "price_per_hour": 3.0},
+    ],
+    "jobs": [
+        {"id": "a", "throughput": {"k80": 1, "v100": 2}, "steps_remaining": 10, "deadline": 110},
+        {"id": "b", "throughput": {"k80": 1, "v100": 3}, "steps_remaining": 15, "deadline": 110},
+    ],
+}
+
+# One GPU at price 1: a and b need 0.5 each, c 0.6; at most {a, b} fit: cost 1, c named.
+SLO_OVERSUBSCRIBED = {
+    "now": 0.0,
+    "gpu_types": [{"name": "v100", "count": 1, "price_per_hour": 1.0}],
+    "jobs": [
+        {"id": "a", "throughput": {"v100": 1}, "steps_remaining": 5, "deadline": 10},
+        {"id": "b", "throughput": {"v100": 1}, "steps_remaining": 5, "deadline": 10},
+        {"id": "c", "throughput": {"v100": 1}, "steps_remaining": 6, "deadline": 10},
+    ],
+}
+
+# k80 × 3, v100 × 1, arrivals j1 < j2 < j3 = j4 (ties by id): j1 → v100, j2 (gang of 2) → k80,
+# j3 (gang of 2) fits nowhere; strict: j4 waits (2 running), backfill: j4 → k80 (3 running).
+FIFO = {
+    "gpu_types": [{"name": "k80", "count": 3}, {"name": "v100", "count": 1}],
+    "jobs": [
+        {"id": "j4", "arrival_time": 2, "throughput": {"k80": 1}},
+        {"id": "j2", "arrival_time": 1, "scale_factor": 2, "throughput": {"k80": 1, "v100": 2}},
+        {"id": "j1", "arrival_time": 0, "throughput": {"k80": 1, "v100": 3}},
+        {"id": "j3", "arrival_time": 2, "scale_factor": 2, "throughput": {"k80": 1}},
+    ],
+}
+
+
+def _slo_missed(names: list[str], snapshot: dict[str, Any]) -> Any:
+    def check(result: SolveResult) -> None:
+        assert_feasible_allocation(result, snapshot)
+        assert result.summary["slo_missed"] == names
+
+    return check
+
+
+def _rho(values: list[float]) -> Any:
+    def check(result: SolveResult) -> None:
+        assert_feasible_allocation(result, FTF)
+        assert [j.metrics["rho"] for j in result.jobs] == pytest.approx(values, rel=1e-6)
+
+    return check
+
+
+CASES = [
+    Case("makespan 2 jobs × 2 types", "makespan", MAKESPAN, 15 / 7, check=_feasible(MAKESPAN)),
+    Case("makespan gang", "makespan", MAKESPAN_GANG, 3.0, check=_feasible(MAKESPAN_GANG)),
+    Case(
+        "finish-time fairness with history",
+        "finish_time_fairness",
+        FTF,
+        1 / (2 * (1 - _X)),
+        check=_rho([1 / (2 * (1 - _X))] * 2),
+    ),
+    Case(
+        "max total throughput", "max_total_throughput", THROUGHPUT, 5.0, check=_feasible(THROUGHPUT)
+    ),
+    Case(
+        "max total normalized throughput",
+        "max_total_throughput",
+        THROUGHPUT,
+        34 / 15,
+        options={"normalized": True},
+    ),
+    Case(
+        "throughput per dollar",
+        "throughput_per_dollar",
+        THROUGHPUT,
+        4.0,
+        check=_feasible(THROUGHPUT),
+    ),
+    Case("min cost, SLOs met", "min_cost_slo", SLO, 2.5, check=_slo_missed([], SLO)),
+    Case(
+        "min cost, SLOs over-subscribed",
+        "min_cost_slo",
+        SLO_OVERSUBSCRIBED,
+        1.0,
+        check=_slo_missed(["c"], SLO_OVERSUBSCRIBED),
+    ),
+    Case("fifo strict", "fifo", FIFO, 2.0, check=_feasible(FIFO)),
+    Case("fifo backfill", "fifo", FIFO, 3.0, options={"mode": "backfill"}, check=_feasible(FIFO)),
+]
