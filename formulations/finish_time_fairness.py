@@ -214,15 +214,13 @@ def _outcome(
     summary: dict[str, object],
     merged: int | None = None,
 ) -> Outcome:
-    metric = rho.astype(object)
-    metric[np.isnan(rho)] = None
     return Outcome(
         status,
         objective,
         "maximum finish-time ratio ρ",
         allocation,
         reasons,
-        job_metrics={"rho": metric},
+        job_metrics={"rho": rho},
         summary=summary,
         warnings=warnings,
         merged_groups=merged,

@@ -126,15 +126,13 @@ def _outcome(
     summary: dict[str, object],
     merged: int | None = None,
 ) -> Outcome:
-    metric = finish.astype(object)
-    metric[np.isnan(finish)] = None
     return Outcome(
         status,
         makespan,
         "makespan (s)",
         allocation,
         reasons,
-        job_metrics={"finish_time": metric},
+        job_metrics={"finish_time": finish},
         summary=summary,
         warnings=warnings,
         merged_groups=merged,

@@ -200,9 +200,9 @@ def _outcome(
         allocation,
         reasons,
         job_metrics={
-            "required_throughput": _nullable(required),
+            "required_throughput": required,
             "slo_met": _flags(met, has_slo),
-            "finish_time": _nullable(np.where(has_slo & (eff > 0), now + finish, np.nan)),
+            "finish_time": np.where(has_slo & (eff > 0), now + finish, np.nan),
         },
         summary={
             "cost_per_hour": cost,
@@ -217,12 +217,6 @@ def _outcome(
 def _flags(values: NDArray[np.bool_], where: NDArray[np.bool_]) -> NDArray[np.object_]:
     out = np.full(values.size, None, dtype=object)
     out[where] = values[where]
-    return out
-
-
-def _nullable(values: FloatArray) -> NDArray[np.object_]:
-    out = values.astype(object)
-    out[np.isnan(values)] = None
     return out
 
 

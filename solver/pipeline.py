@@ -222,8 +222,16 @@ def allocation_dicts(names: list[str], x: np.ndarray) -> list[dict[str, float]]:
 def _metric_rows(outcome: Outcome) -> list[tuple[Any, ...]]:
     if not outcome.job_metrics:
         return []
-    columns = [np.asarray(v, dtype=object).tolist() for v in outcome.job_metrics.values()]
+    columns = [_nullable(np.asarray(v)).tolist() for v in outcome.job_metrics.values()]
     return list(zip(*columns, strict=True))
+
+
+def _nullable(values: np.ndarray) -> np.ndarray:
+    """Float metrics use NaN for "not defined for this job"; JSON says null."""
+    out = values.astype(object)
+    if values.dtype.kind == "f":
+        out[np.isnan(values)] = None
+    return out
 
 
 def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
