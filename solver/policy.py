@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,9 @@ class SolveContext:
     backends_used: list[str] = field(default_factory=list)
     size: tuple[int, int, int, int] = (0, 0, 0, 0)
 
-    def settings(self, lp_method: LpMethod = LpMethod.AUTO) -> SolveSettings:
+    def settings(
+        self, lp_method: LpMethod = LpMethod.AUTO, start: NDArray[np.float64] | None = None
+    ) -> SolveSettings:
         method = (
             self.options.lp_method if self.options.lp_method is not LpMethod.AUTO else lp_method
         )
@@ -42,14 +44,24 @@ class SolveContext:
             lp_method=method,
             solver=self.options.solver,
             verbose=self.options.verbose,
+            start=start,
         )
 
-    def solve(self, model: Model, lp_method: LpMethod = LpMethod.AUTO) -> Solution:
-        """Compile and solve one model; `lp_method` is the formulation's measured preference."""
+    def solve(
+        self,
+        model: Model,
+        lp_method: LpMethod = LpMethod.AUTO,
+        start: NDArray[np.float64] | None = None,
+        relax: bool = False,
+    ) -> Solution:
+        """Compile and solve one model; `lp_method` is the formulation's measured preference,
+        `start` a feasible point a MILP backend may begin from, `relax` drops integrality."""
         started = time.perf_counter()
         compiled = model.compile()
+        if relax:
+            compiled = replace(compiled, integer=np.zeros_like(compiled.integer))
         self.build_seconds += time.perf_counter() - started
-        settings = self.settings(lp_method)
+        settings = self.settings(lp_method, start)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         solution = backend.solve(compiled, settings)
         if backend.name not in self.backends_used:

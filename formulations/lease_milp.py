@@ -1,0 +1,195 @@
+"""The lease MILP of FORMULATIONS §6, aggregated per job.
+
+For SLO jobs j with remaining leases L_j, reserved size r_j = RU(g_j), feasible options v
+(M_{j,v} ≥ L_j, value w_{j,v}) and T_j = max_v M_{j,v}:
+
+    maximize    Σ_{j,v} w_{j,v} s_{j,v} + σ η Σ_j (r_j / C) x_{j,0}
+    subject to  Σ_{t<T_j} x_{j,t} = L_j Σ_v s_{j,v}           ∀j     (total)
+                Σ_{t<M_{j,v}} x_{j,t} ≥ L_j s_{j,v}            ∀j,v with M_{j,v} < T_j (deadline)
+                Σ_v s_{j,v} = 1  (guaranteed j),  ≤ 1 (others)   ∀j     (choose)
+                Σ_j r_j x_{j,t} ≤ C                             ∀t     (capacity)
+                x, s ∈ {0, 1}
+
+Slot variables are per job, not per (job, option) row as in the paper: once option v is chosen the
+job's L_j slots all lie before M_{j,v} (the total row caps them at L_j, the deadline row puts L_j
+of them before M_{j,v}), so one set of x serves every option and soft jobs cost no extra binaries.
+x_{j,t} exists only for t < T_j. η (half the smallest value or option-value gap) keeps the σ
+tie-break below any difference in value admitted: σ = +1 runs guaranteed work now, −1 defers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from formulations.deadline_problem import LeaseProblem
+from formulations.lease_plan import LeasePlan, best_value_per_job, pack
+from solver.model import Block, Model, Sense, Take
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+#: Repacks of the LP-guided greedy with the guaranteed jobs it dropped moved to the front.
+GUIDED_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class LeaseModel:
+    """The model and how its columns map back to jobs, slots and option rows."""
+
+    model: Model
+    x: Block
+    s: Block
+    x_job: IntArray  # job (problem index) of each x column
+    x_slot: IntArray  # slot of each x column
+    rows: IntArray  # option row (problem index) of each s column
+    row_job: IntArray  # job (problem index) of each s column
+    cost: FloatArray  # objective coefficients, x columns then s columns
+
+    def objective(self, plan: LeasePlan) -> float:
+        return float(self.cost @ self.start(plan))
+
+    def start(self, plan: LeasePlan) -> FloatArray:
+        """A plan as a column vector (the MILP's starting point)."""
+        point = np.zeros(self.model.num_cols)
+        point[self.x.span] = plan.slots[self.x_job, self.x_slot]
+        point[self.s.span] = plan.row[self.row_job] == self.rows
+        return point
+
+    def plan(self, problem: LeaseProblem, values: FloatArray) -> LeasePlan:
+        """Round a solution and read it back as a plan."""
+        plan = LeasePlan.empty(problem)
+        on = values[self.x.span] > 0.5
+        plan.slots[self.x_job[on], self.x_slot[on]] = True
+        chosen = values[self.s.span] > 0.5
+        plan.row[self.row_job[chosen]] = self.rows[chosen]
+        return plan
+
+    def guided_plan(self, problem: LeaseProblem, relaxed: FloatArray) -> tuple[LeasePlan, IntArray]:
+        """Round the LP relaxation greedily: guaranteed jobs first, then by Σ_v s_{j,v} (ties by
+        value per GPU-lease); each job's options by s, its slots by x. Measured on the Philly-like
+        benchmark: 10–20 % more value than the value-ordered greedy, a far better MILP start."""
+        s = relaxed[self.s.span]
+        weight = np.zeros(problem.num_jobs)
+        np.add.at(weight, self.row_job, s)
+        option_score = np.zeros(problem.row_job.size)
+        option_score[self.rows] = s
+        option_rank = np.lexsort((-problem.row_value, -option_score)).argsort()
+        slot_score = np.zeros((problem.num_jobs, problem.horizon))
+        slot_score[self.x_job, self.x_slot] = relaxed[self.x.span]
+        jobs = np.unique(self.row_job)
+        density = best_value_per_job(problem) / np.maximum(problem.reserve * problem.leases, 1)
+        order = jobs[np.lexsort((-density[jobs], -weight[jobs], ~problem.guaranteed[jobs]))]
+        plan, lost = pack(problem, order, option_rank, slot_score)
+        for _ in range(GUIDED_RETRIES):
+            if lost.size == 0:
+                break
+            # A guarantee the LP's slot choices crowded out goes first next time.
+            order = np.concatenate([lost, order[~np.isin(order, lost)]])
+            plan, lost = pack(problem, order, option_rank, slot_score)
+        return plan, lost
+
+
+def spans(lengths: IntArray) -> tuple[IntArray, IntArray]:
+    """Owner and position of each element of consecutive ranges of the given lengths."""
+    owner = np.repeat(np.arange(lengths.size), lengths)
+    starts = np.cumsum(lengths) - lengths
+    return owner, np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
+
+
+def tie_weight(problem: LeaseProblem, rows: IntArray) -> float:
+    """η: half the smallest value or gap between a job's option values, so that the σ term
+    (at most η in total, since Σ_j r_j x_{j,0} ≤ C) never outweighs value admitted."""
+    values = problem.row_value[rows]
+    gaps = np.abs(np.diff(values))[np.diff(problem.row_job[rows]) == 0]
+    gaps = gaps[gaps > 0]
+    return 0.5 * float(min(values.min(initial=np.inf), gaps.min(initial=np.inf)))
+
+
+def build(
+    problem: LeaseProblem, jobs: IntArray, sigma: float, x_upper: FloatArray | None = None
+) -> LeaseModel:
+    """The MILP over `jobs` (sorted SLO jobs with a feasible option), block by block; `x_upper`
+    restricts slot variables (0 = not allowed) for a sub-MILP with the same columns."""
+    rows = np.flatnonzero(problem.row_feasible & np.isin(problem.row_job, jobs))
+    local = np.searchsorted(jobs, problem.row_job[rows])  # jobs is sorted
+    reach = np.zeros(jobs.size, dtype=np.int64)
+    np.maximum.at(reach, local, problem.row_slots[rows])
+    reach[problem.leases[jobs] == 0] = 0
+    x_owner, x_slot = spans(reach)
+    x_job = jobs[x_owner]
+    ids = problem.job_ids
+    model = Model("lease_admission")
+    x = model.add_variables(
+        "x",
+        x_owner.size,
+        upper=1.0 if x_upper is None else x_upper,
+        integer=True,
+        coords=(("job", Take(ids, x_job)), ("slot", x_slot)),
+    )
+    s = model.add_variables(
+        "s",
+        rows.size,
+        upper=1.0,
+        integer=True,
+        coords=(("job", Take(ids, problem.row_job[rows])), ("option", problem.row_option[rows])),
+    )
+    n, nx, ns = jobs.size, x.size, s.size
+    need = problem.leases[jobs]
+    ones_x = sp.csr_matrix((np.ones(nx), (x_owner, np.arange(nx))), shape=(n, nx))
+    minus_l = sp.csr_matrix((-need[local].astype(float), (local, np.arange(ns))), shape=(n, ns))
+    job_coords = (("job", Take(ids, jobs)),)
+    model.add_constraints("total", {x: ones_x, s: minus_l}, lower=0.0, upper=0.0, coords=job_coords)
+    _add_deadline_rows(model, problem, x, s, rows, local, reach, ids)
+    guaranteed = problem.guaranteed[jobs].astype(float)
+    choose = sp.csr_matrix((np.ones(ns), (local, np.arange(ns))), shape=(n, ns))
+    model.add_constraints("choose", {s: choose}, lower=guaranteed, upper=1.0, coords=job_coords)
+    capacity = sp.csr_matrix(
+        (problem.reserve[x_job].astype(float), (x_slot, np.arange(nx))), shape=(problem.horizon, nx)
+    )
+    model.add_constraints(
+        "capacity",
+        {x: capacity},
+        upper=float(problem.capacity),
+        coords=(("slot", np.arange(problem.horizon)),),
+    )
+    weight = sigma * tie_weight(problem, rows) if rows.size else 0.0
+    now_cost = np.where(x_slot == 0, weight * problem.reserve[x_job] / problem.capacity, 0.0)
+    model.set_objective({s: problem.row_value[rows], x: now_cost}, Sense.MAXIMIZE)
+    cost = np.concatenate([now_cost, problem.row_value[rows]])
+    return LeaseModel(model, x, s, x_job, x_slot, rows, problem.row_job[rows], cost)
+
+
+def _add_deadline_rows(
+    model: Model,
+    problem: LeaseProblem,
+    x: Block,
+    s: Block,
+    rows: IntArray,
+    local: IntArray,
+    reach: IntArray,
+    ids: list[str],
+) -> None:
+    """Σ_{t<M_i} x_{j,t} ≥ L_j s_i for options that end before the job's last usable slot."""
+    binding = np.flatnonzero(problem.row_slots[rows] < reach[local])
+    if binding.size == 0:
+        return
+    first_x = np.cumsum(reach) - reach
+    owner, position = spans(problem.row_slots[rows[binding]])
+    cols = first_x[local[binding]][owner] + position
+    k = binding.size
+    lhs_x = sp.csr_matrix((np.ones(cols.size), (owner, cols)), shape=(k, x.size))
+    need = problem.leases[problem.row_job[rows[binding]]].astype(float)
+    lhs_s = sp.csr_matrix((-need, (np.arange(k), binding)), shape=(k, s.size))
+    model.add_constraints(
+        "deadline",
+        {x: lhs_x, s: lhs_s},
+        lower=0.0,
+        coords=(
+            ("job", Take(ids, problem.row_job[rows[binding]])),
+            ("option", problem.row_option[rows[binding]]),
+        ),
+    )
