@@ -21,7 +21,7 @@ from pydantic import Field
 
 from formulations import deadline_report
 from formulations.deadline_problem import LeaseProblem, lease_problem
-from formulations.lease_plan import LeasePlan, greedy_plan
+from formulations.lease_plan import LeasePlan, greedy_plan, shift
 from formulations.lease_solve import solve_lease_milp
 from formulations.placement import Placement, fill, place_consolidated, shrink
 from solver.options import PolicyOptions
@@ -39,11 +39,11 @@ DEFAULT_MIP_GAP = 0.01
 
 
 class DeadlineOptions(PolicyOptions):
-    sigma: float | Literal["adaptive"] = Field(
+    sigma: Literal[-1, 0, 1, "adaptive"] = Field(
         "adaptive",
-        description="σ in [−1, 1]: +1 runs guaranteed work as early as possible, −1 as late as "
-        "possible (leaving this lease to others), 0 indifferent; adaptive = −1 when best-effort "
-        "or unguaranteed jobs wait, else +1.",
+        description="σ: +1 runs guaranteed work as early as the plan allows, −1 as late (leaving "
+        "this lease to others), 0 as planned; adaptive = −1 when best-effort or unguaranteed "
+        "jobs wait, else +1. Applied after value: it never changes what is admitted.",
     )
     overhead_seconds: float = Field(
         0.0, ge=0, description="Checkpoint/restore time lost per lease when estimating leases."
@@ -63,18 +63,18 @@ class DeadlineOptions(PolicyOptions):
 class Admission:
     plan: LeasePlan
     status: Status
-    sigma: float
+    sigma: int
     greedy_value: float
     mip_gap: float | None = None
     broken: dict[int, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
 
-def resolve_sigma(option: float | Literal["adaptive"], problem: LeaseProblem) -> float:
+def resolve_sigma(option: Literal[-1, 0, 1, "adaptive"], problem: LeaseProblem) -> int:
     if option != "adaptive":
-        return float(np.clip(option, -1.0, 1.0))
+        return option
     others_wait = (~problem.guaranteed & (problem.leases > 0)).any()
-    return -1.0 if others_wait else 1.0
+    return -1 if others_wait else 1
 
 
 def plannable(problem: LeaseProblem) -> tuple[IntArray, dict[int, str]]:
@@ -100,7 +100,7 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
     if jobs.size == 0:
         return admission
     packings = [chronus, greedy_plan(problem, jobs, by_density=True)]
-    answer = solve_lease_milp(problem, jobs, admission.sigma, ctx, packings)
+    answer = solve_lease_milp(problem, jobs, ctx, packings)
     if ctx.last is not None:
         # The solver report speaks for the whole answer: its gap is to the full model's bound.
         ctx.last.mip_gap = answer.gap
@@ -164,6 +164,7 @@ def run(
         snapshot, options.overhead_seconds, options.horizon_slots, arrays.throughput
     )
     admission = admit(problem, options, ctx)
+    admission.plan = shift(problem, admission.plan, admission.sigma)
     lease = run_now(problem, admission.plan, options)
     return deadline_report.outcome(problem, arrays, admission, lease)
 

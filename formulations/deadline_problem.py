@@ -115,7 +115,7 @@ def lease_problem(
     demand = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
     errors = [
         FieldError(
-            ("snapshot", "jobs", j, "scale_factor"),
+            ("snapshot", "jobs", int(j), "scale_factor"),
             f"demand of {int(demand[j])} GPUs exceeds the cluster's {capacity}",
             "too_large",
         )

@@ -3,7 +3,7 @@
 For SLO jobs j with remaining leases L_j, reserved size r_j = RU(g_j), feasible options v
 (M_{j,v} ≥ L_j, value w_{j,v}) and T_j = max_v M_{j,v}:
 
-    maximize    Σ_{j,v} w_{j,v} s_{j,v} + σ η Σ_j (r_j / C) x_{j,0}
+    maximize    Σ_{j,v} w_{j,v} s_{j,v}
     subject to  Σ_{t<T_j} x_{j,t} = L_j Σ_v s_{j,v}           ∀j     (total)
                 Σ_{t<M_{j,v}} x_{j,t} ≥ L_j s_{j,v}            ∀j,v with M_{j,v} < T_j (deadline)
                 Σ_v s_{j,v} = 1  (guaranteed j),  ≤ 1 (others)   ∀j     (choose)
@@ -13,8 +13,12 @@ For SLO jobs j with remaining leases L_j, reserved size r_j = RU(g_j), feasible 
 Slot variables are per job, not per (job, option) row as in the paper: once option v is chosen the
 job's L_j slots all lie before M_{j,v} (the total row caps them at L_j, the deadline row puts L_j
 of them before M_{j,v}), so one set of x serves every option and soft jobs cost no extra binaries.
-x_{j,t} exists only for t < T_j. η (half the smallest value or option-value gap) keeps the σ
-tie-break below any difference in value admitted: σ = +1 runs guaranteed work now, −1 defers it.
+x_{j,t} exists only for t < T_j.
+
+σ (run guaranteed work early or late) is not a term of this objective, unlike the paper's
+σ Σ (r_i/C) x_{i,0}: any weight on it trades value for slot-0 usage whenever two admission choices
+differ by less than the weight (measured: a weight of half the smallest value dropped two 6-value
+jobs for one 10-value job). It is applied afterwards, value first (`lease_plan.shift`).
 """
 
 from __future__ import annotations
@@ -100,18 +104,7 @@ def spans(lengths: IntArray) -> tuple[IntArray, IntArray]:
     return owner, np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
 
 
-def tie_weight(problem: LeaseProblem, rows: IntArray) -> float:
-    """η: half the smallest value or gap between a job's option values, so that the σ term
-    (at most η in total, since Σ_j r_j x_{j,0} ≤ C) never outweighs value admitted."""
-    values = problem.row_value[rows]
-    gaps = np.abs(np.diff(values))[np.diff(problem.row_job[rows]) == 0]
-    gaps = gaps[gaps > 0]
-    return 0.5 * float(min(values.min(initial=np.inf), gaps.min(initial=np.inf)))
-
-
-def build(
-    problem: LeaseProblem, jobs: IntArray, sigma: float, x_upper: FloatArray | None = None
-) -> LeaseModel:
+def build(problem: LeaseProblem, jobs: IntArray, x_upper: FloatArray | None = None) -> LeaseModel:
     """The MILP over `jobs` (sorted SLO jobs with a feasible option), block by block; `x_upper`
     restricts slot variables (0 = not allowed) for a sub-MILP with the same columns."""
     rows = np.flatnonzero(problem.row_feasible & np.isin(problem.row_job, jobs))
@@ -156,10 +149,8 @@ def build(
         upper=float(problem.capacity),
         coords=(("slot", np.arange(problem.horizon)),),
     )
-    weight = sigma * tie_weight(problem, rows) if rows.size else 0.0
-    now_cost = np.where(x_slot == 0, weight * problem.reserve[x_job] / problem.capacity, 0.0)
-    model.set_objective({s: problem.row_value[rows], x: now_cost}, Sense.MAXIMIZE)
-    cost = np.concatenate([now_cost, problem.row_value[rows]])
+    model.set_objective({s: problem.row_value[rows]}, Sense.MAXIMIZE)
+    cost = np.concatenate([np.zeros(nx), problem.row_value[rows]])
     return LeaseModel(model, x, s, x_job, x_slot, rows, problem.row_job[rows], cost)
 
 

@@ -174,3 +174,32 @@ def upgrade(problem: LeaseProblem, plan: LeasePlan) -> LeasePlan:
                 break
         free[plan.slots[j]] -= size
     return plan
+
+
+def shift(problem: LeaseProblem, plan: LeasePlan, sigma: int) -> LeasePlan:
+    """Apply σ without touching value: +1 moves guaranteed work into slot 0 while it has room
+    (each job's latest slot moves, nearest deadline first), −1 moves it out of slot 0 into the
+    latest later slot before the job's deadline with room (largest first)."""
+    if sigma == 0:
+        return plan
+    plan = LeasePlan(plan.row.copy(), plan.slots.copy())
+    free = problem.capacity - plan.reserved_per_slot(problem)
+    limit = np.where(plan.admitted, problem.row_slots[np.maximum(plan.row, 0)], 0)
+    size = problem.reserve
+    if sigma > 0:
+        movable = np.flatnonzero(plan.slots.any(axis=1) & ~plan.slots[:, 0])
+        for j in movable[np.lexsort((-size[movable], limit[movable]))]:
+            if size[j] <= free[0]:
+                last = problem.horizon - 1 - int(np.argmax(plan.slots[j, ::-1]))
+                plan.slots[j, last], plan.slots[j, 0] = False, True
+                free[last] += size[j]
+                free[0] -= size[j]
+        return plan
+    movable = np.flatnonzero(plan.slots[:, 0])
+    for j in movable[np.lexsort((-limit[movable], -size[movable]))]:
+        room = np.flatnonzero((free[1 : limit[j]] >= size[j]) & ~plan.slots[j, 1 : limit[j]]) + 1
+        if room.size:
+            plan.slots[j, 0], plan.slots[j, room[-1]] = False, True
+            free[0] += size[j]
+            free[room[-1]] -= size[j]
+    return plan

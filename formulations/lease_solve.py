@@ -68,7 +68,6 @@ def time_limit(ctx: SolveContext, seconds: float) -> Iterator[None]:
 def solve_lease_milp(
     problem: LeaseProblem,
     jobs: IntArray,
-    sigma: float,
     ctx: SolveContext,
     packings: list[tuple[LeasePlan, IntArray]],
 ) -> MilpAnswer:
@@ -76,7 +75,7 @@ def solve_lease_milp(
     budget = ctx.options.time_limit or float("inf")
     deadline = time.perf_counter() + budget
     gap_goal = ctx.options.mip_gap or 0.0
-    model = build(problem, jobs, sigma)
+    model = build(problem, jobs)
     with time_limit(ctx, budget):
         relaxed = ctx.solve(model.model, relax=True)
     if relaxed.status is Status.INFEASIBLE:
@@ -104,7 +103,7 @@ def solve_lease_milp(
     if best is not None and bound is not None and model.x.size > DIRECT_MILP_COLUMNS:
         left = deadline - time.perf_counter()
         share = SUB_MILP_SHARE if left >= 2 * full_seconds else 1.0
-        best = _improve(problem, jobs, sigma, ctx, model, relaxed, best, share * left)
+        best = _improve(problem, jobs, ctx, model, relaxed, best, share * left)
         if close_enough(best):
             return answer(best, Status.OPTIMAL, "sub-MILP within the gap of the relaxation")
         if deadline - time.perf_counter() < full_seconds:
@@ -118,7 +117,6 @@ def solve_lease_milp(
 def _improve(
     problem: LeaseProblem,
     jobs: IntArray,
-    sigma: float,
     ctx: SolveContext,
     model: LeaseModel,
     relaxed: Solution,
@@ -128,7 +126,7 @@ def _improve(
     """The sub-MILP on the slot variables the relaxation or `best` use; the better plan."""
     start = model.start(best)
     allowed = (relaxed.value(model.x) > 1e-6) | (start[model.x.span] > 0.5)
-    sub = build(problem, jobs, sigma, x_upper=allowed.astype(float))
+    sub = build(problem, jobs, x_upper=allowed.astype(float))
     with time_limit(ctx, seconds):
         solution = ctx.solve(sub.model, start=start)
     if not solution.status.has_solution:
