@@ -82,7 +82,7 @@ def plannable(problem: LeaseProblem) -> tuple[IntArray, dict[int, str]]:
     has_option = np.zeros(problem.num_jobs, dtype=bool)
     has_option[problem.row_job[problem.row_feasible]] = True
     alone = np.flatnonzero(problem.is_slo & problem.guaranteed & ~has_option)
-    broken = {int(j): deadline_report.broken_alone(problem, j) for j in alone}
+    broken = {int(j): deadline_report.broken_alone(problem, int(j)) for j in alone}
     return np.flatnonzero(problem.is_slo & has_option), broken
 
 
@@ -113,7 +113,7 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
     admission.plan, admission.status = plan, Status.FALLBACK
     admission.warnings.append(f"lease MILP {answer.detail}; the greedy packing answered")
     for j in lost:
-        broken[int(j)] = deadline_report.broken_jointly(problem, j)
+        broken[int(j)] = deadline_report.broken_jointly(problem, int(j))
     return admission
 
 

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from solver.errors import FieldError, InputError
 from solver.snapshot import Snapshot
 from solver.snapshot_deadlines import JobClass, job_class
-from solver.snapshot_nodes import node_type
+from solver.snapshot_nodes import Node, node_type
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -159,7 +159,7 @@ def lease_problem(
     )
 
 
-def _cluster(snapshot: Snapshot) -> tuple[list, int, int]:
+def _cluster(snapshot: Snapshot) -> tuple[list[Node], int, int]:
     """Nodes, the column of their (single) GPU type, and G; homogeneous nodes are required."""
     nodes = snapshot.nodes
     if not nodes:

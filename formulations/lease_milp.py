@@ -36,6 +36,8 @@ from solver.model import Block, Model, Sense, Take
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
+ENERGY_ROWS = True
+
 #: Repacks of the LP-guided greedy with the guaranteed jobs it dropped moved to the front.
 GUIDED_RETRIES = 3
 
@@ -121,14 +123,17 @@ def build(problem: LeaseProblem, jobs: IntArray, x_upper: FloatArray | None = No
         x_owner.size,
         upper=1.0 if x_upper is None else x_upper,
         integer=True,
-        coords=(("job", Take(ids, x_job)), ("slot", x_slot)),
+        coords=(("job", Take(ids, x_job)), ("slot", Take(range(problem.horizon), x_slot))),
     )
     s = model.add_variables(
         "s",
         rows.size,
         upper=1.0,
         integer=True,
-        coords=(("job", Take(ids, problem.row_job[rows])), ("option", problem.row_option[rows])),
+        coords=(
+            ("job", Take(ids, problem.row_job[rows])),
+            ("option", problem.row_option[rows].tolist()),
+        ),
     )
     n, nx, ns = jobs.size, x.size, s.size
     need = problem.leases[jobs]
@@ -137,6 +142,8 @@ def build(problem: LeaseProblem, jobs: IntArray, x_upper: FloatArray | None = No
     job_coords = (("job", Take(ids, jobs)),)
     model.add_constraints("total", {x: ones_x, s: minus_l}, lower=0.0, upper=0.0, coords=job_coords)
     _add_deadline_rows(model, problem, x, s, rows, local, reach, ids)
+    if ENERGY_ROWS:
+        _add_energy_rows(model, problem, s, rows)
     guaranteed = problem.guaranteed[jobs].astype(float)
     choose = sp.csr_matrix((np.ones(ns), (local, np.arange(ns))), shape=(n, ns))
     model.add_constraints("choose", {s: choose}, lower=guaranteed, upper=1.0, coords=job_coords)
@@ -147,7 +154,7 @@ def build(problem: LeaseProblem, jobs: IntArray, x_upper: FloatArray | None = No
         "capacity",
         {x: capacity},
         upper=float(problem.capacity),
-        coords=(("slot", np.arange(problem.horizon)),),
+        coords=(("slot", range(problem.horizon)),),
     )
     model.set_objective({s: problem.row_value[rows]}, Sense.MAXIMIZE)
     cost = np.concatenate([np.zeros(nx), problem.row_value[rows]])
@@ -181,6 +188,25 @@ def _add_deadline_rows(
         lower=0.0,
         coords=(
             ("job", Take(ids, problem.row_job[rows[binding]])),
-            ("option", problem.row_option[rows[binding]]),
+            ("option", problem.row_option[rows[binding]].tolist()),
         ),
+    )
+
+
+def _add_energy_rows(model: Model, problem: LeaseProblem, s: Block, rows: IntArray) -> None:
+    """Σ_i r_j clip(L_j − M_i + m, 0, L_j) s_i ≤ C m for each distinct deadline m: a job meeting
+    option i runs at least L_j − (M_i − m) of its leases before slot m. Implied by the slot rows
+    for integer points, but a knapsack in s alone, which the solver turns into cover cuts."""
+    marks = np.unique(problem.row_slots[rows])
+    marks = marks[marks > 0]
+    if marks.size == 0:
+        return
+    need = problem.leases[problem.row_job[rows]][None, :]
+    before = np.clip(need - problem.row_slots[rows][None, :] + marks[:, None], 0, need)
+    coef = before * problem.reserve[problem.row_job[rows]][None, :]
+    model.add_constraints(
+        "energy",
+        {s: sp.csr_matrix(coef.astype(float))},
+        upper=(problem.capacity * marks).astype(float),
+        coords=(("slot", marks.tolist()),),
     )

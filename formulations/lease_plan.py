@@ -180,7 +180,7 @@ def shift(problem: LeaseProblem, plan: LeasePlan, sigma: int) -> LeasePlan:
     """Apply σ without touching value: +1 moves guaranteed work into slot 0 while it has room
     (each job's latest slot moves, nearest deadline first), −1 moves it out of slot 0 into the
     latest later slot before the job's deadline with room (largest first)."""
-    if sigma == 0:
+    if sigma == 0 or not plan.admitted.any():
         return plan
     plan = LeasePlan(plan.row.copy(), plan.slots.copy())
     free = problem.capacity - plan.reserved_per_slot(problem)

@@ -1,5 +1,6 @@
 """How the lease MILP is solved within its time budget.
 
+0. A greedy packing that admits every job at its most valuable option is optimal as it is.
 1. The LP relaxation gives a bound and a guide (it is solved in a fraction of a second).
 2. Greedy packings (value order, value-per-GPU-lease order, and LP-guided) give a start that keeps
    every guarantee; if the best is already within the gap of the bound, it is the answer.
@@ -23,8 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from formulations.deadline_problem import LeaseProblem
-from formulations.lease_milp import LeaseModel, build
-from formulations.lease_plan import LeasePlan, plan_violations
+from formulations.lease_milp import build
+from formulations.lease_plan import LeasePlan, best_value_per_job, plan_violations
 from solver.backends import Solution
 from solver.policy import SolveContext
 from solver.status import Status
@@ -71,78 +72,94 @@ def solve_lease_milp(
     ctx: SolveContext,
     packings: list[tuple[LeasePlan, IntArray]],
 ) -> MilpAnswer:
-    """Steps 1–4 of the module docstring; `packings` gain the LP-guided one."""
-    budget = ctx.options.time_limit or float("inf")
-    deadline = time.perf_counter() + budget
-    gap_goal = ctx.options.mip_gap or 0.0
-    model = build(problem, jobs)
-    with time_limit(ctx, budget):
-        relaxed = ctx.solve(model.model, relax=True)
-    if relaxed.status is Status.INFEASIBLE:
-        return MilpAnswer(None, Status.INFEASIBLE, None, "relaxation infeasible")
-    if relaxed.status.has_solution:
-        packings.append(model.guided_plan(problem, relaxed.x))
-    kept = [plan for plan, lost in packings if lost.size == 0]
-    best = max(kept, key=model.objective, default=None)
-    bound = relaxed.objective if relaxed.status is Status.OPTIMAL else None
+    """Steps 0–4 of the module docstring; `packings` gain the LP-guided one."""
+    ceiling = float(best_value_per_job(problem)[jobs].sum())
+    for plan, lost in packings:
+        if lost.size == 0 and plan.value(problem) >= ceiling:
+            # Every job admitted at its most valuable option: nothing can be better.
+            return MilpAnswer(plan, Status.OPTIMAL, 0.0, "greedy packing admits every job")
+    return _Search(problem, jobs, ctx).run(packings)
 
-    def answer(plan: LeasePlan, status: Status, detail: str = "") -> MilpAnswer:
-        gap = None if bound is None else relative_gap(bound, model.objective(plan))
+
+class _Search:
+    """One admission search within the request's time budget."""
+
+    def __init__(self, problem: LeaseProblem, jobs: IntArray, ctx: SolveContext) -> None:
+        self.problem, self.jobs, self.ctx = problem, jobs, ctx
+        budget = ctx.options.time_limit or float("inf")
+        self.deadline = time.perf_counter() + budget
+        self.gap_goal = ctx.options.mip_gap or 0.0
+        self.model = build(problem, jobs)
+        self.bound: float | None = None
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def answer(self, plan: LeasePlan, status: Status, detail: str) -> MilpAnswer:
+        value = self.model.objective(plan)
+        gap = None if self.bound is None else relative_gap(self.bound, value)
+        if status is Status.FEASIBLE and gap is not None and gap <= self.gap_goal:
+            status = Status.OPTIMAL
         return MilpAnswer(plan, status, gap, detail)
 
-    def close_enough(plan: LeasePlan | None) -> bool:
-        return (
-            plan is not None
-            and bound is not None
-            and (relative_gap(bound, model.objective(plan)) <= gap_goal)
+    def close_enough(self, plan: LeasePlan) -> bool:
+        value = self.model.objective(plan)
+        return self.bound is not None and relative_gap(self.bound, value) <= self.gap_goal
+
+    def run(self, packings: list[tuple[LeasePlan, IntArray]]) -> MilpAnswer:
+        with time_limit(self.ctx, self.left()):
+            relaxed = self.ctx.solve(self.model.model, relax=True)
+        if relaxed.status is Status.INFEASIBLE:
+            return MilpAnswer(None, Status.INFEASIBLE, None, "relaxation infeasible")
+        if relaxed.status.has_solution:
+            packings.append(self.model.guided_plan(self.problem, relaxed.x))
+        if relaxed.status is Status.OPTIMAL:
+            self.bound = relaxed.objective
+        kept = [plan for plan, lost in packings if lost.size == 0]
+        best = max(kept, key=self.model.objective, default=None)
+        if best is None:
+            return self.full(None)
+        if self.close_enough(best):
+            return self.answer(best, Status.OPTIMAL, "greedy packing within the gap of the bound")
+        full_seconds = FULL_SECONDS_PER_COLUMN * self.model.x.size
+        if self.model.x.size > DIRECT_MILP_COLUMNS:
+            share = SUB_MILP_SHARE if self.left() >= 2 * full_seconds else 1.0
+            best = self.improve(relaxed, best, share * self.left())
+            if self.close_enough(best):
+                return self.answer(best, Status.OPTIMAL, "sub-MILP within the gap of the bound")
+            if self.left() < full_seconds:
+                return self.answer(best, Status.FEASIBLE, "sub-MILP answer; no time for more")
+        return self.full(best)
+
+    def improve(self, relaxed: Solution, best: LeasePlan, seconds: float) -> LeasePlan:
+        """The sub-MILP on the slot variables the relaxation or `best` use; the better plan."""
+        start = self.model.start(best)
+        allowed = (relaxed.value(self.model.x) > 1e-6) | (start[self.model.x.span] > 0.5)
+        sub = build(self.problem, self.jobs, x_upper=allowed.astype(float))
+        with time_limit(self.ctx, seconds):
+            solution = self.ctx.solve(sub.model, start=start)
+        if not solution.status.has_solution:
+            return best
+        plan = sub.plan(self.problem, solution.x)
+        if plan_violations(self.problem, plan):
+            return best
+        return max(best, plan, key=self.model.objective)
+
+    def full(self, best: LeasePlan | None) -> MilpAnswer:
+        """The full MILP from `best` with what is left of the budget; its gap is its own."""
+        start = None if best is None else self.model.start(best)
+        with time_limit(self.ctx, self.left()):
+            solution = self.ctx.solve(self.model.model, start=start)
+        detail = f"{solution.status.value}: {solution.detail}"
+        plan = self.model.plan(self.problem, solution.x) if solution.status.has_solution else None
+        flaws = [] if plan is None else plan_violations(self.problem, plan)
+        if flaws:
+            plan, detail = None, f"answer rejected: {flaws[0]}"
+        better = plan is not None and (
+            best is None or self.model.objective(plan) >= self.model.objective(best)
         )
-
-    if close_enough(best):
-        return answer(best, Status.OPTIMAL, "greedy packing within the gap of the relaxation")
-    full_seconds = FULL_SECONDS_PER_COLUMN * model.x.size
-    if best is not None and bound is not None and model.x.size > DIRECT_MILP_COLUMNS:
-        left = deadline - time.perf_counter()
-        share = SUB_MILP_SHARE if left >= 2 * full_seconds else 1.0
-        best = _improve(problem, jobs, ctx, model, relaxed, best, share * left)
-        if close_enough(best):
-            return answer(best, Status.OPTIMAL, "sub-MILP within the gap of the relaxation")
-        if deadline - time.perf_counter() < full_seconds:
-            return answer(best, Status.FEASIBLE, "sub-MILP answer; no time left for the full MILP")
-    left = deadline - time.perf_counter()
-    with time_limit(ctx, left):
-        solution = ctx.solve(model.model, start=None if best is None else model.start(best))
-    return _read(problem, model, solution)
-
-
-def _improve(
-    problem: LeaseProblem,
-    jobs: IntArray,
-    ctx: SolveContext,
-    model: LeaseModel,
-    relaxed: Solution,
-    best: LeasePlan,
-    seconds: float,
-) -> LeasePlan:
-    """The sub-MILP on the slot variables the relaxation or `best` use; the better plan."""
-    start = model.start(best)
-    allowed = (relaxed.value(model.x) > 1e-6) | (start[model.x.span] > 0.5)
-    sub = build(problem, jobs, x_upper=allowed.astype(float))
-    with time_limit(ctx, seconds):
-        solution = ctx.solve(sub.model, start=start)
-    if not solution.status.has_solution:
-        return best
-    plan = sub.plan(problem, solution.x)
-    if plan_violations(problem, plan) or model.objective(plan) <= model.objective(best):
-        return best
-    return plan
-
-
-def _read(problem: LeaseProblem, model: LeaseModel, solution: Solution) -> MilpAnswer:
-    detail = f"{solution.status.value}: {solution.detail}"
-    if not solution.status.has_solution:
-        return MilpAnswer(None, solution.status, None, detail)
-    plan = model.plan(problem, solution.x)
-    flaws = plan_violations(problem, plan)
-    if flaws:
-        return MilpAnswer(None, Status.ERROR, None, f"answer rejected: {flaws[0]}")
-    return MilpAnswer(plan, solution.status, solution.mip_gap, detail)
+        if plan is not None and better:
+            return MilpAnswer(plan, solution.status, solution.mip_gap, detail)
+        if best is None:
+            return MilpAnswer(None, solution.status, None, detail)
+        return self.answer(best, Status.FEASIBLE, f"start kept ({detail})")
