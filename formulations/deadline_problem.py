@@ -102,17 +102,10 @@ def lease_problem(
 ) -> LeaseProblem:
     """Read and check what the deadline policy needs; raises `InputError` naming the field."""
     nodes, column, gpus_per_node = _cluster(snapshot)
-    lease = snapshot.lease_seconds
-    if lease is None:
-        raise InputError.single(("snapshot", "lease_seconds"), "required by the deadline policy")
-    if overhead >= lease:
-        raise InputError.single(
-            ("options", "overhead_seconds"),
-            f"the per-lease overhead {overhead:g} s must be shorter than the lease {lease:g} s",
-        )
+    lease = _lease(snapshot, overhead)
     now = snapshot.now or 0.0
-    capacity = gpus_per_node * len(nodes)
     demand = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
+    capacity = gpus_per_node * len(nodes)
     errors = [
         FieldError(
             ("snapshot", "jobs", int(j), "scale_factor"),
@@ -127,16 +120,8 @@ def lease_problem(
         raise InputError(errors)
     leases = np.ceil(remaining / (lease - overhead) - ROUNDING)
     leases = np.where(np.isfinite(leases), np.maximum(leases, 0), np.iinfo(np.int32).max)
-    rows = [
-        (j, v, o.time, o.value)
-        for j, job in enumerate(snapshot.jobs)
-        for v, o in enumerate(job.deadlines or [])
-    ]
-    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
-    row_job, row_option = (np.array(c, dtype=np.int64) for c in columns[:2])
-    row_time, row_value = (np.array(c, dtype=float) for c in columns[2:])
+    row_job, row_option, row_time, row_value = _option_rows(snapshot)
     raw = np.floor((row_time - now) / lease + ROUNDING).astype(np.int64)
-    horizon = int(min(horizon_slots, max(1, int(raw.max(initial=1)))))
     return LeaseProblem(
         job_ids=[job.id for job in snapshot.jobs],
         node_ids=[n.id for n in nodes],
@@ -144,7 +129,7 @@ def lease_problem(
         gpu_column=column,
         lease=lease,
         now=now,
-        horizon=horizon,
+        horizon=int(min(horizon_slots, max(1, int(raw.max(initial=1))))),
         demand=demand,
         reserve=round_up(demand, gpus_per_node),
         remaining=remaining,
@@ -156,6 +141,34 @@ def lease_problem(
         row_time=row_time,
         row_value=row_value,
         row_slots_raw=raw,
+    )
+
+
+def _lease(snapshot: Snapshot, overhead: float) -> float:
+    lease = snapshot.lease_seconds
+    if lease is None:
+        raise InputError.single(("snapshot", "lease_seconds"), "required by the deadline policy")
+    if overhead >= lease:
+        raise InputError.single(
+            ("options", "overhead_seconds"),
+            f"the per-lease overhead {overhead:g} s must be shorter than the lease {lease:g} s",
+        )
+    return lease
+
+
+def _option_rows(snapshot: Snapshot) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """One row per (job, deadline option): job, option index, deadline, value."""
+    rows = [
+        (j, v, o.time, o.value)
+        for j, job in enumerate(snapshot.jobs)
+        for v, o in enumerate(job.deadlines or [])
+    ]
+    columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
+    return (
+        np.array(columns[0], dtype=np.int64),
+        np.array(columns[1], dtype=np.int64),
+        np.array(columns[2], dtype=float),
+        np.array(columns[3], dtype=float),
     )
 
 

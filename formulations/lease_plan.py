@@ -146,36 +146,6 @@ def _order(problem: LeaseProblem, jobs: IntArray, by_density: bool) -> IntArray:
     )
 
 
-def upgrade(problem: LeaseProblem, plan: LeasePlan) -> LeasePlan:
-    """Move admitted jobs to more valuable (earlier) options while the slots allow it, most
-    value gained per reserved GPU-lease first. Never drops a job: a move that does not fit is
-    undone."""
-    plan = LeasePlan(plan.row.copy(), plan.slots.copy())
-    free = problem.capacity - plan.reserved_per_slot(problem)
-    admitted = np.flatnonzero(plan.admitted)
-    current = problem.row_value[plan.row[admitted]]
-    gain = best_value_per_job(problem)[admitted] - current
-    work = np.maximum(problem.reserve[admitted] * problem.leases[admitted], 1)
-    for j in admitted[np.argsort(-gain / work, kind="stable")]:
-        rows = problem.rows_of(j)
-        better = rows[
-            problem.row_feasible[rows] & (problem.row_value[rows] > problem.row_value[plan.row[j]])
-        ]
-        if better.size == 0:
-            continue
-        size, need = int(problem.reserve[j]), int(problem.leases[j])
-        free[plan.slots[j]] += size
-        for i in better[np.argsort(-problem.row_value[better], kind="stable")]:
-            room = np.flatnonzero(free[: problem.row_slots[i]] >= size)
-            if room.size >= need:
-                plan.row[j] = i
-                plan.slots[j] = False
-                plan.slots[j, room[room.size - need :]] = True
-                break
-        free[plan.slots[j]] -= size
-    return plan
-
-
 def shift(problem: LeaseProblem, plan: LeasePlan, sigma: int) -> LeasePlan:
     """Apply σ without touching value: +1 moves guaranteed work into slot 0 while it has room
     (each job's latest slot moves, nearest deadline first), −1 moves it out of slot 0 into the

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import ClassVar
 
 import highspy
@@ -36,9 +33,6 @@ STATUS_TABLE: dict[object, Status] = {
     **{limit: Status.TIME_LIMIT for limit in _LIMITS},
 }
 _FEASIBLE_POINT = 2  # HiGHS's kSolutionStatusFeasible
-# A MILP still running this long after its time limit is interrupted (see `_watchdog`).
-WATCHDOG_SLACK = 1.05
-WATCHDOG_GRACE = 0.1
 
 _LP_METHOD = {
     LpMethod.AUTO: "choose",
@@ -99,8 +93,7 @@ class HighsBackend(Backend):
             start.col_value = np.asarray(settings.start, dtype=float)
             h.setSolution(start)
         started = time.perf_counter()
-        with _watchdog(h, settings.time_limit if model.is_mip else None):
-            h.run()
+        h.run()
         return read_solution(h, model, time.perf_counter() - started)
 
     def export(self, model: CompiledModel, path: str) -> None:
@@ -109,26 +102,6 @@ class HighsBackend(Backend):
         h.setOptionValue("output_flag", False)
         h.passModel(to_highs_lp(model, with_names=True))
         h.writeModel(path)
-
-
-@contextmanager
-def _watchdog(h: highspy.Highs, time_limit: float | None) -> Iterator[None]:
-    """Interrupt a MILP that overruns its time limit.
-
-    HiGHS checks its limit between cut rounds, and one round on a large model can take seconds
-    (measured: a 2 s limit ended after 4.6 s on a 17,000-column lease MILP). A timer thread
-    cancels the solve shortly after the limit instead; the incumbent is kept."""
-    if time_limit is None:
-        yield
-        return
-    h.HandleUserInterrupt = True
-    timer = threading.Timer(time_limit * WATCHDOG_SLACK + WATCHDOG_GRACE, h.cancelSolve)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
 
 
 def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -> None:

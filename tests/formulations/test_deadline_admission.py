@@ -12,7 +12,7 @@ import pytest
 
 from formulations.deadline_problem import lease_problem
 from formulations.lease_plan import greedy_plan
-from solver import Status, parse_snapshot, solve
+from solver import InputError, Status, parse_snapshot, solve
 from solver.datasets.chronus import philly_like_snapshot
 from solver.problem import ClusterArrays
 from tests.conformance.cases_deadlines import LEASE, cluster, job
@@ -113,6 +113,33 @@ def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_
     assert "not guaranteed" in (result.job("r").reason or "")
     assert result.summary["idle_gpus"] == 0
     assert_valid_answer(result, data)
+
+
+def test_checkpoint_overhead_adds_leases() -> None:
+    # 2,400 s of work: 2 leases of 1,200 s, but 3 when 300 s of each lease go to checkpointing
+    # (900 s of progress per lease). With a deadline of 2 slots the job then cannot be admitted.
+    data = cluster(1, job("a", 8, 2, (2, 10)))
+    assert solve(data, policy=POLICY).job("a").metrics["guaranteed"]
+    late = solve(data, policy=POLICY, options={"overhead_seconds": 300})
+    assert late.job("a").metrics["leases_needed"] == 3
+    assert not late.job("a").metrics["guaranteed"]
+    assert "needs 3 leases" in (late.job("a").reason or "")
+
+
+def test_a_job_longer_than_the_horizon_is_told_to_raise_it() -> None:
+    data = cluster(1, job("long", 1, 5, (10, 10)))
+    result = solve(data, policy=POLICY, options={"horizon_slots": 4})
+    assert "beyond the planning horizon of 4 slots" in (result.job("long").reason or "")
+    assert solve(data, policy=POLICY).job("long").metrics["guaranteed"]
+
+
+def test_bad_policy_options_name_the_option() -> None:
+    with pytest.raises(InputError) as caught:
+        solve(sigma_case(False), policy=POLICY, options={"sigma": 0.5})
+    assert caught.value.errors[0].loc[:2] == ("options", "sigma")
+    with pytest.raises(InputError) as caught:
+        solve(sigma_case(False), policy=POLICY, options={"overhead_seconds": 1200})
+    assert "shorter than the lease" in caught.value.errors[0].msg
 
 
 def test_a_time_limited_milp_returns_its_incumbent_with_the_gap() -> None:
@@ -219,3 +246,16 @@ def test_the_greedy_fallback_packing_is_feasible(seed: int) -> None:
         assert (reserved <= 80).all()
         kept = plan.admitted | np.isin(np.arange(problem.num_jobs), lost)
         assert kept[problem.guaranteed].all(), "a guarantee vanished without being reported"
+
+
+@pytest.mark.parametrize("sigma", [-1, 0, 1])
+def test_sigma_moves_work_without_changing_what_is_admitted(sigma: int) -> None:
+    data = random_instance(np.random.default_rng(7), nodes=2, jobs=20, slots=6)
+    base = solve(data, policy=POLICY, options={"sigma": 0, "mip_gap": 0.0})
+    moved = solve(data, policy=POLICY, options={"sigma": sigma, "mip_gap": 0.0})
+    assert moved.objective == base.objective
+    assert_valid_answer(moved, data)
+    # Slot 0 reservations as planned: 11 of 16 GPUs; σ = +1 fills it, σ = −1 empties it.
+    moved_now = moved.summary["reserved_gpus_per_slot"][0]
+    base_now = base.summary["reserved_gpus_per_slot"][0]
+    assert np.sign(moved_now - base_now) == sigma, (moved_now, base_now)
