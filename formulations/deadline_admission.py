@@ -1,13 +1,19 @@
 """Deadline admission with lease-based MILP and round-up placement (Chronus), FORMULATIONS §6.
 
-Time is cut into leases of ℓ seconds; slot 0 starts now. SLO jobs (strict: one deadline option,
-soft: several with values) are admitted jointly by value through the lease MILP of
-`formulations.lease_milp`; jobs guaranteed by an earlier answer must stay guaranteed (Σ_v s = 1).
-If the MILP is infeasible (a guarantee can no longer be kept) or returns nothing, the greedy
-packing of `formulations.lease_plan` answers with status `fallback`. Jobs whose plan includes
-slot 0 run now on rounded-up, consolidated placements; best-effort and unguaranteed SLO jobs then
-fill the spare GPUs by shortest remaining GPU-time first, and (optionally) guaranteed jobs not due
-this lease use what is still idle.
+Time is cut into leases of ℓ seconds; slot 0 starts now. For SLO jobs j (strict: one deadline
+option, soft: several with values w_{j,v}), reserved size r_j = RU(g_j), L_j leases of work left
+and M_{j,v} usable slots per option, the lease MILP (`formulations.lease_milp`) is
+
+    maximize Σ w_{j,v} s_{j,v}
+    s.t.     Σ_t x_{j,t} = L_j Σ_v s_{j,v},  Σ_{t<M_{j,v}} x_{j,t} ≥ L_j s_{j,v},
+             Σ_v s_{j,v} = 1 (guaranteed) / ≤ 1 (new),  Σ_j r_j x_{j,t} ≤ C,  x, s ∈ {0, 1}
+
+so new SLO jobs are admitted jointly by value while every earlier guarantee is kept. If the MILP
+is infeasible (a guarantee can no longer be kept) or returns nothing, the greedy packing of
+`formulations.lease_plan` answers with status `fallback` and names the broken guarantees. σ then
+moves guaranteed work into or out of slot 0 without changing value. Jobs due in slot 0 run now on
+rounded-up, consolidated placements; best-effort and unguaranteed SLO jobs fill the spare GPUs by
+shortest remaining GPU-time first, then (optionally) guaranteed jobs not due this lease.
 """
 
 from __future__ import annotations

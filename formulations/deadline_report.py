@@ -78,50 +78,41 @@ def reasons(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
 def job_metrics(
     problem: LeaseProblem, admission: Admission, lease: LeaseRun
 ) -> dict[str, NDArray[Any]]:
+    """Per job, most telling first (the CLI table shows the first few)."""
     plan = admission.plan
-    m = problem.num_jobs
-    row = plan.row
-    ok = plan.admitted
-    slo = problem.is_slo
-    before = problem.guaranteed
+    ok, slo, before = plan.admitted, problem.is_slo, problem.guaranteed
+    picked = np.where(ok, plan.row, 0)
 
-    def per_job(values: list[Any]) -> NDArray[Any]:
-        return np.array(values, dtype=object)
+    def where_admitted(values: NDArray[Any], otherwise: object = None) -> NDArray[Any]:
+        out = np.full(problem.num_jobs, otherwise, dtype=object)
+        out[ok] = values[picked[ok]].tolist()
+        return out
 
     state = np.where(
         ~slo,
         "best_effort",
         np.where(ok, np.where(before, "kept", "admitted"), np.where(before, "broken", "rejected")),
     )
-    picked = np.where(ok, row, 0)
-    gpus_now = [sum(lease.placements.get(j, {}).values()) for j in range(m)]
+    guaranteed = np.where(slo, ok, None).astype(object)
+    value = where_admitted(problem.row_value, 0.0)
+    value[~slo] = None
+    known = np.isfinite(problem.remaining)
+    leases = np.where(known, problem.leases, None).astype(object)
     return {
-        "class": per_job([k.value for k in problem.kind]),
-        "guaranteed": per_job([bool(ok[j]) if slo[j] else None for j in range(m)]),
-        "admission": per_job(state.tolist()),
-        "deadline": per_job(
-            [float(problem.row_time[picked[j]]) if ok[j] else None for j in range(m)]
+        "guaranteed": guaranteed,
+        "deadline": where_admitted(problem.row_time),
+        "slots": np.array([slot_list(plan, j) for j in range(problem.num_jobs)], dtype=object),
+        "runs_now": np.array([j in lease.placements for j in range(problem.num_jobs)], object),
+        "gpus_now": np.array(
+            [sum(lease.placements.get(j, {}).values()) for j in range(problem.num_jobs)], object
         ),
-        "option": per_job(
-            [int(problem.row_option[picked[j]]) if ok[j] else None for j in range(m)]
-        ),
-        "value": per_job(
-            [
-                float(problem.row_value[picked[j]]) if ok[j] else (0.0 if slo[j] else None)
-                for j in range(m)
-            ]
-        ),
-        "leases_needed": per_job(
-            [
-                int(problem.leases[j]) if np.isfinite(problem.remaining[j]) else None
-                for j in range(m)
-            ]
-        ),
-        "reserved_gpus": per_job([int(problem.reserve[j]) if ok[j] else 0 for j in range(m)]),
-        "slots": per_job([slot_list(plan, j) if ok[j] else "" for j in range(m)]),
-        "runs_now": per_job([j in lease.placements for j in range(m)]),
-        "gpus_now": per_job(gpus_now),
-        "lease_use": per_job([lease.mode.get(j) for j in range(m)]),
+        "lease_use": np.array([lease.mode.get(j) for j in range(problem.num_jobs)], object),
+        "admission": state.astype(object),
+        "class": np.array([k.value for k in problem.kind], dtype=object),
+        "option": where_admitted(problem.row_option),
+        "value": value,
+        "leases_needed": leases,
+        "reserved_gpus": np.where(ok, problem.reserve, 0).astype(object),
     }
 
 
