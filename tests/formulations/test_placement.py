@@ -41,8 +41,9 @@ def assert_consolidated(
 
 @st.composite
 def round_up_multisets(draw: st.DrawFn) -> tuple[list[int], int, int]:
-    """Sizes from {1, 2, 4, …, G, nG} whose sum fits a cluster of `nodes` G-GPU nodes."""
-    g = draw(st.sampled_from([2, 4, 8, 16]))
+    """Sizes from the ladder (1, 2, 4, … dividing G, then G) and nG whose sum fits `nodes`
+    G-GPU nodes; G = 6 and 12 check the ladder of node sizes that are not powers of two."""
+    g = draw(st.sampled_from([2, 4, 6, 8, 12, 16]))
     nodes = draw(st.integers(1, 12))
     choices = [*size_ladder(g).tolist(), *(g * n for n in range(2, nodes + 1))]
     sizes = draw(st.lists(st.sampled_from(choices), max_size=40))
