@@ -93,11 +93,12 @@ def job_metrics(
         "best_effort",
         np.where(ok, np.where(before, "kept", "admitted"), np.where(before, "broken", "rejected")),
     )
-    guaranteed = np.where(slo, ok, None).astype(object)
+    guaranteed = ok.astype(object)
+    guaranteed[~slo] = None  # best-effort jobs are neither
     value = where_admitted(problem.row_value, 0.0)
     value[~slo] = None
-    known = np.isfinite(problem.remaining)
-    leases = np.where(known, problem.leases, None).astype(object)
+    leases = problem.leases.astype(object)
+    leases[~np.isfinite(problem.remaining)] = None  # no estimate given
     return {
         "guaranteed": guaranteed,
         "deadline": where_admitted(problem.row_time),
