@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from formulations import (
+    deadline_admission,
     fifo,
     finish_time_fairness,
     makespan,
@@ -24,6 +25,7 @@ POLICIES: dict[str, Policy] = {
         throughput.PER_DOLLAR,
         min_cost_slo.POLICY,
         fifo.POLICY,
+        deadline_admission.POLICY,
     )
 }
 

@@ -175,13 +175,15 @@ def to_result(
     zero = (
         "allocated no time: other jobs' shares bind first" if outcome.status.has_solution else None
     )
+    # Time given to a job without throughput data is still time given.
+    starved = (eff <= 0) & (x.sum(axis=1) <= 0)
     jobs = [
         JobResult(
             job_id,
             allocations[j],
             e,
             None if share is None else share[j],
-            reasons.get(j) or (zero if e <= 0 else None),
+            reasons.get(j) or (zero if starved[j] else None),
             metrics[j] if metrics else {},
             outcome.placements.get(j),
         )

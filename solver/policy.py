@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,10 @@ class SolveContext:
     size: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def settings(
-        self, lp_method: LpMethod = LpMethod.AUTO, mip_gap: float | None = None
+        self,
+        lp_method: LpMethod = LpMethod.AUTO,
+        mip_gap: float | None = None,
+        start: NDArray[np.float64] | None = None,
     ) -> SolveSettings:
         """The user's options, falling back to the formulation's preferences where unset."""
         method = (
@@ -71,20 +74,30 @@ class SolveContext:
             lp_method=method,
             solver=self.options.solver,
             verbose=self.options.verbose,
+            start=start,
         )
 
     def solve(
-        self, model: Model, lp_method: LpMethod = LpMethod.AUTO, mip_gap: float | None = None
+        self,
+        model: Model,
+        lp_method: LpMethod = LpMethod.AUTO,
+        mip_gap: float | None = None,
+        start: NDArray[np.float64] | None = None,
+        relax: bool = False,
     ) -> Solution:
-        """Compile and solve one model; `lp_method` and `mip_gap` are the formulation's
-        preferences, used when the user did not set them."""
+        """Compile and solve one model. `lp_method` and `mip_gap` are the formulation's
+        preferences, used when the user did not set them; `start` is a feasible point a MILP
+        backend may begin from; `relax` drops integrality (after export, so an exported model
+        is the MILP itself)."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
         if self.export_path is not None:
             HighsBackend().export(compiled, self.export_path)
             raise ModelExported(compiled, self.export_path)
-        settings = self.settings(lp_method, mip_gap)
+        if relax:
+            compiled = replace(compiled, integer=np.zeros_like(compiled.integer))
+        settings = self.settings(lp_method, mip_gap, start)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
         solution = backend.solve(compiled, settings)

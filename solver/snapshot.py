@@ -21,6 +21,8 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import FieldError, InputError
+from solver.snapshot_deadlines import DeadlineOption, JobClass, deadline_errors
+from solver.snapshot_nodes import Node, node_errors
 
 SCHEMA_VERSION = "1"
 
@@ -71,6 +73,20 @@ class Job(_Strict):
     )
     entity: Name | None = Field(default=None, description="Owning entity (hierarchical policies).")
     workload_class: Name | None = Field(default=None, description="Workload class, e.g. `LM`.")
+    remaining_time: NonNegative | None = Field(
+        default=None,
+        description="Estimated seconds of work left at its scale factor (deadline policies); "
+        "else steps_remaining / throughput.",
+    )
+    job_class: JobClass | None = Field(
+        default=None, description="strict, soft or best_effort; derived from deadlines if absent."
+    )
+    deadlines: list[DeadlineOption] | None = Field(
+        default=None, description="Deadline options with values, increasing in time (SLO jobs)."
+    )
+    guaranteed: bool = Field(
+        default=False, description="An earlier answer guaranteed one of the job's deadlines."
+    )
 
 
 class Snapshot(_Strict):
@@ -80,6 +96,10 @@ class Snapshot(_Strict):
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
     gpu_types: list[GpuType] = Field(description="GPU types with counts.")
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")
+    lease_seconds: Positive | None = Field(
+        default=None, description="Lease length in seconds (deadline policies)."
+    )
     now: Finite | None = Field(
         default=None, description="Current time in seconds, the clock of job deadlines."
     )
@@ -128,7 +148,7 @@ def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
                     ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
                 )
             )
-    return errors
+    return errors + node_errors(snapshot) + deadline_errors(snapshot)
 
 
 def parse_snapshot(data: Any) -> Snapshot:

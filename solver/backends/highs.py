@@ -88,6 +88,11 @@ class HighsBackend(Backend):
         h = highspy.Highs()
         configure(h, model, settings)
         h.passModel(to_highs_lp(model))
+        if settings.start is not None and model.is_mip:
+            # An incumbent from the start: a time limit then always returns something feasible.
+            start = highspy.HighsSolution()
+            start.col_value = np.asarray(settings.start, dtype=float)
+            h.setSolution(start)
         started = time.perf_counter()
         h.run()
         return read_solution(h, model, time.perf_counter() - started)
