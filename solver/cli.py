@@ -18,7 +18,7 @@ from rich.table import Table
 
 from solver.errors import InputError
 from solver.pipeline import export_model, solve
-from solver.result import SolveResult
+from solver.result import JobResult, SolveResult
 from solver.snapshot import Snapshot
 
 TABLE_ROWS = 40
@@ -186,26 +186,37 @@ def render(result: SolveResult, console: Console) -> None:
     for g in result.gpu_types:
         usage.add_row(g.name, f"{g.used:.3f}", str(g.available), f"{g.utilization:.1%}")
     console.print(usage)
-    names = [g.name for g in result.gpu_types]
     shown = result.jobs[:TABLE_ROWS]
-    # Policy metrics (finish time, ρ, SLO met, ...) get a column each, in the policy's order.
-    metrics = list(dict.fromkeys(key for job in shown for key in job.metrics))[:METRIC_COLUMNS]
-    jobs = Table("job", *names, "throughput", "norm. share", *metrics, "note")
-    for job in shown:
-        share = "—" if job.normalized_share is None else f"{job.normalized_share:.4f}"
-        jobs.add_row(
-            job.id,
-            *(f"{job.allocation.get(n, 0.0):.3f}" for n in names),
-            f"{job.effective_throughput:.4g}",
-            share,
-            *(_metric(job.metrics.get(key)) for key in metrics),
-            job.reason or "",
-        )
+    jobs = _job_table(shown, [g.name for g in result.gpu_types])
     console.print(jobs)
     if len(result.jobs) > TABLE_ROWS:
         console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _job_table(shown: list[JobResult], names: list[str]) -> Table:
+    """Time-share columns for allocation policies, a placement column for placement policies,
+    then the policy's own metrics (finish time, ρ, SLO met, ...) in the policy's order."""
+    placed = any(job.placement for job in shown)
+    shares = not placed
+    metrics = list(dict.fromkeys(key for job in shown for key in job.metrics))[:METRIC_COLUMNS]
+    header = ["job"]
+    if shares:
+        header += [*names, "throughput", "norm. share"]
+    if placed:
+        header.append("placement")
+    table = Table(*header, *metrics, "note")
+    for job in shown:
+        row = [job.id]
+        if shares:
+            share = "—" if job.normalized_share is None else f"{job.normalized_share:.4f}"
+            row += [f"{job.allocation.get(n, 0.0):.3f}" for n in names]
+            row += [f"{job.effective_throughput:.4g}", share]
+        if placed:
+            row.append(" ".join(f"{node}:{gpus}" for node, gpus in (job.placement or {}).items()))
+        table.add_row(*row, *(_metric(job.metrics.get(key)) for key in metrics), job.reason or "")
+    return table
 
 
 def _metric(value: object) -> str:
