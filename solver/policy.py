@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from solver.backends import LpMethod, Solution, SolveSettings, choose_backend
-from solver.model import Model
+from solver.model import CompiledModel, Model
 from solver.options import PolicyOptions, SolveOptions
 from solver.problem import ClusterArrays
 from solver.snapshot import Snapshot
@@ -51,9 +51,12 @@ class SolveContext:
         self.build_seconds += time.perf_counter() - started
         settings = self.settings(lp_method)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
-        solution = backend.solve(compiled, settings)
-        if backend.name not in self.backends_used:
-            self.backends_used.append(backend.name)
+        return self.record(compiled, backend.solve(compiled, settings))
+
+    def record(self, compiled: CompiledModel, solution: Solution) -> Solution:
+        """Book a solve made outside `solve` (e.g. a warm re-solve kept by a formulation)."""
+        if solution.backend not in self.backends_used:
+            self.backends_used.append(solution.backend)
         self.solve_seconds += solution.solve_seconds
         self.solves += 1
         self.iterations += solution.iterations
@@ -85,6 +88,9 @@ class Outcome:
     normalized_share: NDArray[np.float64] | None = None
     placements: dict[int, dict[str, int]] = field(default_factory=dict)  # job → node → GPUs
     merged_groups: int | None = None
+    # Set by policies whose throughput or GPU use is not T·X and s·X (space sharing).
+    effective_throughput: NDArray[np.float64] | None = None
+    gpu_used: NDArray[np.float64] | None = None
 
 
 Runner = Callable[[Snapshot, ClusterArrays, Any, SolveContext], Outcome]

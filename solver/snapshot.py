@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import FieldError, InputError
+from solver.snapshot_sharing import Entity, JobPair, entity_errors, pair_errors
 
 SCHEMA_VERSION = "1"
 
@@ -70,6 +71,12 @@ class Snapshot(_Strict):
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
     gpu_types: list[GpuType] = Field(description="GPU types with counts.")
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    entities: list[Entity] | None = Field(
+        default=None, description="Job owners with weights (hierarchical policies)."
+    )
+    job_pairs: list[JobPair] | None = Field(
+        default=None, description="Job pairs that may share GPUs, with co-located throughputs."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:
@@ -115,7 +122,7 @@ def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
                     ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
                 )
             )
-    return errors
+    return errors + entity_errors(snapshot) + pair_errors(snapshot)
 
 
 def parse_snapshot(data: Any) -> Snapshot:

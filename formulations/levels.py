@@ -1,0 +1,114 @@
+"""Water-filling max-min fairness: the leximin-optimal allocation (FORMULATIONS §1a).
+
+With u_g = v_g / w_g the normalized share (v_g as in `formulations/share_lp.py`), iteration i
+solves the level LP
+
+    maximize t  s.t.  u_g ≥ t for active groups,  u_g ≥ level_g for frozen ones,  base constraints
+
+and freezes the groups that cannot rise above t* without lowering another active group
+(bottlenecks) at level_g = t*. The loop ends when every group is frozen; the frozen levels form
+the leximin-optimal vector of normalized shares.
+
+Bottlenecks without integers. If the share row of g has a non-zero dual in an optimal dual
+solution, then by complementary slackness the row is tight in *every* optimal primal solution,
+i.e. g cannot exceed t* while all active groups stay ≥ t*: g is a bottleneck, exactly. The
+converse fails under degeneracy (a bottleneck may carry a zero dual), so only groups with a
+non-zero dual are frozen; an undetected bottleneck stays active and the next LP (a hot-started
+re-solve) returns the same t* with a non-zero dual on it. Progress is guaranteed: the dual of
+the t column reads Σ_e W_e μ_e = 1, which forces a non-zero dual on some active share row, so
+every iteration freezes at least one group and there are at most (groups) iterations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from formulations.level_solvers import LevelSolver
+from formulations.share_lp import LevelState, ShareStructure
+from solver.backends import Solution
+from solver.status import Status
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+# (share-row dual relative to the largest, share slack relative to the level) to call a group
+# a bottleneck: simplex duals are exact to round-off; interior points only approach the face.
+VERTEX_TOLERANCES = (1e-9, 1e-7)
+INTERIOR_TOLERANCES = (1e-5, 1e-6)
+# Frozen rows are relaxed by this much so that solver tolerances cannot make later LPs infeasible.
+FREEZE_SLACK = 1e-9
+REPAIR_TOLERANCE = 1e-6
+
+#: active groups → (ω_g, σ_e): the weights of the next level LP (see share_lp).
+WeightRule = Callable[[BoolArray], tuple[FloatArray, FloatArray]]
+
+
+@dataclass
+class Levels:
+    """Per group: the level it froze at, the iteration (1-based) and its effective weight."""
+
+    level: FloatArray
+    iteration: NDArray[np.int64]
+    weight: FloatArray
+    iterations: int = 0
+    failure: Solution | None = None  # the level LP that failed, if one did
+
+
+def water_fill(
+    structure: ShareStructure, rule: WeightRule, make_solver: Callable[[LevelState], LevelSolver]
+) -> tuple[Solution | None, LevelSolver, Levels]:
+    """Run the level LPs until every group is frozen; returns the last good solution."""
+    n = structure.size
+    active = np.ones(n, bool)
+    omega, sigma = rule(active)
+    state = LevelState(omega, np.zeros(n), sigma, sigma > 0)
+    solver = make_solver(state)
+    levels = Levels(np.full(n, np.nan), np.zeros(n, np.int64), np.full(n, np.nan))
+    last: Solution | None = None
+    while active.any():
+        solution = solver.solve(state)
+        levels.iterations += 1
+        if solution.status is not Status.OPTIMAL:
+            levels.failure = solution
+            break
+        last = solution
+        freeze, target = bottlenecks(structure, solver, solution, state, active)
+        t = float(solution.value(solver.blocks.t)[0])
+        levels.level[freeze] = t
+        levels.iteration[freeze] = levels.iterations
+        e = structure.entity[freeze]
+        levels.weight[freeze] = structure.entity_weight[e] * state.omega[freeze] / state.sigma[e]
+        active[freeze] = False
+        omega, sigma = rule(active)
+        lower = state.lower.copy()
+        lower[freeze] = target[freeze] * (1.0 - FREEZE_SLACK)
+        state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0)
+    return last, solver, levels
+
+
+def bottlenecks(
+    s: ShareStructure,
+    solver: LevelSolver,
+    solution: Solution,
+    state: LevelState,
+    active: BoolArray,
+) -> tuple[BoolArray, FloatArray]:
+    """Groups to freeze now (non-zero dual and tight share row) and each group's target v."""
+    dual_tol, slack_tol = VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES
+    blocks = solver.blocks
+    z = solution.value(blocks.z)
+    target = state.omega * z[s.entity]
+    value = blocks.value @ solution.x[: blocks.value.shape[1]]
+    candidate = active & (state.omega > 0)
+    score = np.where(candidate, np.abs(solution.dual(blocks.share)) * state.omega, 0.0)
+    tight = value - target <= slack_tol * np.maximum(1.0, target)
+    best = float(score.max())
+    freeze = candidate & tight & (score > dual_tol * best)
+    if not freeze.any():
+        # Cannot happen with exact duals (see the module docstring); round-off fallback.
+        freeze = candidate & (score >= best)
+    return freeze, target
