@@ -59,6 +59,7 @@ def levels_outcome(
     top = max(float(np.abs(frozen).max(initial=0.0)), 1e-300)
     summary = {
         "iterations": levels.iterations,
+        "bottleneck_tests": levels.tests,
         "distinct_levels": int(np.unique(np.round(frozen / top, 9)).size),
     }
     status = Status.OPTIMAL if levels.failure is None else Status.FEASIBLE

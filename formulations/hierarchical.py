@@ -117,7 +117,9 @@ def run(
     group_rank = (
         rank[prepared.structure.groups.representative] if prepared.structure is not None else rank
     )
-    outcome = solve_levels(problem, prepared, entity_rule(entities.fifo, group_rank), ctx)
+    # Weights change between levels: every level's bottlenecks must be settled before the next.
+    rule = entity_rule(entities.fifo, group_rank)
+    outcome = solve_levels(problem, prepared, rule, ctx, exact=True)
     outcome.summary["entities"] = entity_summary(problem, entities, outcome, throughput)
     return outcome
 

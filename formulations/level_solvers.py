@@ -57,9 +57,7 @@ class WarmLevels:
         self.structure = structure
         self.ctx = ctx
         self.session = HighsSession(self.compiled, ctx.settings(lp_method))
-        self.state = LevelState(
-            state.omega.copy(), state.lower.copy(), state.sigma.copy(), state.enforced.copy()
-        )
+        self.state = state  # states are replaced, never mutated
         self._solved = False
 
     def solve(self, state: LevelState) -> Solution:
@@ -87,9 +85,29 @@ class WarmLevels:
         switched = np.flatnonzero(new.enforced != old.enforced)
         bound = np.where(new.enforced[switched], 0.0, INF)
         self.session.change_row_bounds(b.level.start + switched, -bound, bound)
-        self.state = LevelState(
-            new.omega.copy(), new.lower.copy(), new.sigma.copy(), new.enforced.copy()
+        self._apply_test(new)
+        self.state = new
+
+    def _apply_test(self, new: LevelState) -> None:
+        """Switch between maximizing t and the bottleneck test (e bounds, t floor, costs)."""
+        b, old = self.blocks, self.state
+        opened = np.flatnonzero(new.exceed != old.exceed)
+        self.session.change_col_bounds(
+            b.e.start + opened, np.zeros(opened.size), new.exceed[opened]
         )
+        if new.t_floor != old.t_floor:
+            self.session.change_col_bounds(
+                np.array([b.t.start]), np.array([new.t_floor]), np.array([INF])
+            )
+        if new.testing != old.testing:
+            costs = np.zeros(b.e.size + 1)
+            if new.testing:
+                costs[:-1] = 1.0
+            else:
+                costs[-1] = 1.0
+            self.session.change_col_costs(
+                np.r_[np.arange(b.e.start, b.e.start + b.e.size), b.t.start], costs
+            )
 
 
 class ColdLevels:

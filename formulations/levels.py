@@ -39,9 +39,16 @@ BoolArray = NDArray[np.bool_]
 # a bottleneck: simplex duals are exact to round-off; interior points only approach the face.
 VERTEX_TOLERANCES = (1e-9, 1e-7)
 INTERIOR_TOLERANCES = (1e-5, 1e-6)
-# Frozen rows are relaxed by this much so that solver tolerances cannot make later LPs infeasible.
-FREEZE_SLACK = 1e-9
+# Interior points satisfy their rows only to the solver's tolerance: rows frozen from them are
+# relaxed by this much so that later LPs cannot turn infeasible. Vertices need no slack.
+INTERIOR_FREEZE_SLACK = 1e-9
 REPAIR_TOLERANCE = 1e-6
+
+# Room e_g ≤ TEST_ROOM · target_g in the bottleneck test. Small room makes one round enough in
+# general: if every non-bottleneck can rise by δ alone, averaging those points raises them all by
+# δ / (their number) at once, and with e_g capped below that the test's optimum must raise every
+# one of them; a larger room lets the LP favour a few and needs more rounds.
+TEST_ROOM = 1e-3
 
 #: active groups → (ω_g, σ_e): the weights of the next level LP (see share_lp).
 WeightRule = Callable[[BoolArray], tuple[FloatArray, FloatArray]]
@@ -54,18 +61,26 @@ class Levels:
     level: FloatArray
     iteration: NDArray[np.int64]
     weight: FloatArray
-    iterations: int = 0
+    iterations: int = 0  # level LPs
+    tests: int = 0  # bottleneck-test LPs
     failure: Solution | None = None  # the level LP that failed, if one did
 
 
 def water_fill(
-    structure: ShareStructure, rule: WeightRule, make_solver: Callable[[LevelState], LevelSolver]
+    structure: ShareStructure,
+    rule: WeightRule,
+    make_solver: Callable[[LevelState], LevelSolver],
+    exact: bool,
 ) -> tuple[Solution | None, LevelSolver, Levels]:
-    """Run the level LPs until every group is frozen; returns the last good solution."""
+    """Run the level LPs until every group is frozen; returns the last good level solution.
+
+    `exact` settles every level's bottlenecks before the next LP (needed when weights change
+    between levels); otherwise undetected ones are caught by the next LP at the same level.
+    """
     n = structure.size
     active = np.ones(n, bool)
     omega, sigma = rule(active)
-    state = LevelState(omega, np.zeros(n), sigma, sigma > 0)
+    state = LevelState(omega, np.zeros(n), sigma, sigma > 0, np.zeros(n))
     solver = make_solver(state)
     levels = Levels(np.full(n, np.nan), np.zeros(n, np.int64), np.full(n, np.nan))
     last: Solution | None = None
@@ -76,8 +91,14 @@ def water_fill(
             levels.failure = solution
             break
         last = solution
-        freeze, target = bottlenecks(structure, solver, solution, state, active)
-        t = float(solution.value(solver.blocks.t)[0])
+        t = float(solution.value(solver.blocks.t)[0]) + 0.0  # no "-0.0" in results
+        freeze, unsure, target = bottlenecks(structure, solver, solution, state, active)
+        slack = 0.0 if solver.vertex else INTERIOR_FREEZE_SLACK
+        if exact and unsure.any():
+            freeze |= confirm(solver, state, unsure, target, t * (1.0 - slack), levels)
+        if not freeze.any():
+            # Cannot happen with exact duals (see the module docstring); round-off fallback.
+            freeze = _largest_dual(solver, solution, state, active)
         levels.level[freeze] = t
         levels.iteration[freeze] = levels.iterations
         e = structure.entity[freeze]
@@ -85,8 +106,8 @@ def water_fill(
         active[freeze] = False
         omega, sigma = rule(active)
         lower = state.lower.copy()
-        lower[freeze] = target[freeze] * (1.0 - FREEZE_SLACK)
-        state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0)
+        lower[freeze] = target[freeze] * (1.0 - slack)
+        state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0, np.zeros(n))
     return last, solver, levels
 
 
@@ -96,8 +117,9 @@ def bottlenecks(
     solution: Solution,
     state: LevelState,
     active: BoolArray,
-) -> tuple[BoolArray, FloatArray]:
-    """Groups to freeze now (non-zero dual and tight share row) and each group's target v."""
+) -> tuple[BoolArray, BoolArray, FloatArray]:
+    """(certain, unsure, target): tight share rows with a non-zero dual are bottlenecks for
+    sure; tight ones with a zero dual may or may not be; target_g = ω_g z_e is the level's v."""
     dual_tol, slack_tol = VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES
     blocks = solver.blocks
     z = solution.value(blocks.z)
@@ -105,10 +127,42 @@ def bottlenecks(
     value = blocks.value @ solution.x[: blocks.value.shape[1]]
     candidate = active & (state.omega > 0)
     score = np.where(candidate, np.abs(solution.dual(blocks.share)) * state.omega, 0.0)
-    tight = value - target <= slack_tol * np.maximum(1.0, target)
-    best = float(score.max())
-    freeze = candidate & tight & (score > dual_tol * best)
-    if not freeze.any():
-        # Cannot happen with exact duals (see the module docstring); round-off fallback.
-        freeze = candidate & (score >= best)
-    return freeze, target
+    tight = candidate & (value - target <= slack_tol * np.maximum(1.0, target))
+    certain = tight & (score > dual_tol * float(score.max()))
+    return certain, tight & ~certain, target
+
+
+def confirm(
+    solver: LevelSolver,
+    state: LevelState,
+    unsure: BoolArray,
+    target: FloatArray,
+    floor: float,
+    levels: Levels,
+) -> BoolArray:
+    """The `unsure` groups that cannot exceed their target while every active group keeps its
+    own: maximize Σ e_g over them (t held at the level); a group with e_g > 0 can rise and is
+    dropped; when the optimum is 0 the rest are bottlenecks. Each round drops at least one."""
+    slack_tol = (VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES)[1]
+    blocks = solver.blocks
+    remaining = unsure.copy()
+    while remaining.any():
+        room = np.where(remaining, TEST_ROOM * np.maximum(target, 1e-9), 0.0)
+        result = solver.solve(state.with_test(room, floor))
+        levels.tests += 1
+        if result.status is not Status.OPTIMAL:
+            return np.zeros_like(unsure)  # undecided: freeze none of them now
+        value = blocks.value @ result.x[: blocks.value.shape[1]]
+        rose = remaining & (value - target > slack_tol * np.maximum(1.0, target))
+        if not rose.any():
+            return remaining
+        remaining &= ~rose
+    return remaining
+
+
+def _largest_dual(
+    solver: LevelSolver, solution: Solution, state: LevelState, active: BoolArray
+) -> BoolArray:
+    score = np.where(active & (state.omega > 0), np.abs(solution.dual(solver.blocks.share)), 0.0)
+    score *= state.omega
+    return active & (state.omega > 0) & (score >= score.max())

@@ -47,7 +47,9 @@ def run_space_sharing(
     s = prepared.structure
     if s is None:
         return empty_outcome(problem, prepared, Status.OPTIMAL)
-    state = LevelState(s.weight.copy(), np.zeros(s.size), np.ones(1), np.ones(1, bool))
+    state = LevelState(
+        s.weight.copy(), np.zeros(s.size), np.ones(1), np.ones(1, bool), np.zeros(s.size)
+    )
     model, blocks = build_share_lp(s, state)
     columns = int(s.eligible.sum()) + (s.pair_columns[0].size if s.pair_columns else 0)
     # Same measured rule as without pairs: simplex while small, interior point beyond.

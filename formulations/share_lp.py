@@ -17,6 +17,9 @@ and the level LP is
                 Σ_g n_g s_g X_gk + Σ_c n_c s_c Y_ck ≤ N_k          ∀k   (capacity)
                 X, Y, z, t ≥ 0
 
+The same model, with exceed variables e_g switched on, is the exact bottleneck test of
+`formulations/levels.py` (see `LevelState`).
+
 A group's effective weight is W_e ω_g / σ_e: plain max-min has one entity with W = σ = 1 and
 ω_g = w_g; entities with `fairness` use σ_e = Σ_{active g∈e} n_g w_g; `fifo` gives ω = 1 to the
 entity's oldest active job. Weights change through a few coefficients, so re-solves stay warm.
@@ -26,7 +29,7 @@ member's pairs once per side, 2 n_c / n_g = n_g − 1 in total.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -75,6 +78,7 @@ class ShareBlocks:
 
     x: Allocation
     y: Block | None
+    e: Block  # exceed variables of the bottleneck test, one per group
     z: Block
     t: Block
     share: Block
@@ -82,14 +86,27 @@ class ShareBlocks:
     value: sp.csr_matrix  # (groups × (X, Y) columns): v_g as a function of the first columns
 
 
-@dataclass
+@dataclass(frozen=True)
 class LevelState:
-    """The coefficients that change between level LPs (see the module docstring)."""
+    """The coefficients that change between level LPs (see the module docstring).
+
+    With `exceed` all zero the LP maximizes t. Otherwise it is the bottleneck test: t ≥ t_floor
+    and maximize Σ_g e_g with 0 ≤ e_g ≤ exceed_g, each share row reading v_g − ω_g z_e − e_g ≥ lo_g.
+    """
 
     omega: FloatArray  # ω_g
     lower: FloatArray  # lo_g
     sigma: FloatArray  # σ_e
     enforced: BoolArray  # level row e in force
+    exceed: FloatArray  # upper bound of e_g (0 = not tested)
+    t_floor: float = 0.0
+
+    @property
+    def testing(self) -> bool:
+        return bool(self.exceed.any())
+
+    def with_test(self, exceed: FloatArray, t_floor: float) -> LevelState:
+        return replace(self, exceed=exceed, t_floor=t_floor)
 
 
 def pair_terms(s: ShareStructure) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
@@ -131,12 +148,13 @@ def build_share_lp(s: ShareStructure, state: LevelState) -> tuple[Model, ShareBl
             lower=0.0,
             coords=(("pair", Take(names, c)), ("gpu", Take(s.gpu_names, k))),
         )
+    e = model.add_variables("e", s.size, lower=0.0, upper=state.exceed, coords=(("job", s.labels),))
     z = model.add_variables("z", s.num_entities, lower=0.0, coords=(("entity", s.entity_names),))
-    t = model.add_variables("t", 1, lower=0.0)
+    t = model.add_variables("t", 1, lower=state.t_floor)
     value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
     rows = np.arange(s.size)
     level_terms = sp.csr_matrix((-state.omega, (rows, s.entity)), shape=(s.size, z.size))
-    share_terms = {x.block: value_x, z: level_terms}
+    share_terms = {x.block: value_x, e: -sp.identity(s.size, format="csr"), z: level_terms}
     time_terms = {x.block: x.per_group(np.ones(x.block.size))}
     capacity_terms = {x.block: x.per_type((s.groups.count * s.scale)[x.group])}
     if y is not None:
@@ -157,6 +175,6 @@ def build_share_lp(s: ShareStructure, state: LevelState) -> tuple[Model, ShareBl
         upper=bound,
         coords=(("entity", s.entity_names),),
     )
-    model.set_objective({t: 1.0}, Sense.MAXIMIZE)
+    model.set_objective({e: 1.0} if state.testing else {t: 1.0}, Sense.MAXIMIZE)
     value = sp.hstack([value_x, value_y], format="csr")
-    return model, ShareBlocks(x, y, z, t, share, level, value)
+    return model, ShareBlocks(x, y, e, z, t, share, level, value)

@@ -44,6 +44,7 @@ def solve_levels(
     prepared: ShareInput,
     rule: Callable[[ShareStructure], WeightRule],
     ctx: SolveContext,
+    exact: bool = False,
 ) -> Outcome:
     """Water filling over a prepared share structure, as an Outcome with per-job levels."""
     s = prepared.structure
@@ -51,7 +52,9 @@ def solve_levels(
         return empty_outcome(problem, prepared, Status.OPTIMAL)
     columns = int(s.eligible.sum()) + (s.pair_columns[0].size if s.pair_columns else 0)
     method = lp_method_for(columns)
-    last, solver, levels = water_fill(s, rule(s), lambda state: level_solver(s, state, ctx, method))
+    last, solver, levels = water_fill(
+        s, rule(s), lambda state: level_solver(s, state, ctx, method), exact
+    )
     answer = None
     if last is not None:
         answer = job_answer(problem, prepared.jobs, s, solver.blocks, last, problem.throughput)

@@ -182,6 +182,19 @@ class HighsSession:
                 np.asarray(upper, dtype=float),
             )
 
+    def change_col_bounds(self, cols: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        if cols.size:
+            self._h.changeColsBounds(
+                cols.size,
+                cols.astype(np.int32),
+                np.asarray(lower, dtype=float),
+                np.asarray(upper, dtype=float),
+            )
+
+    def change_col_costs(self, cols: np.ndarray, costs: np.ndarray) -> None:
+        if cols.size:
+            self._h.changeColsCost(cols.size, cols.astype(np.int32), np.asarray(costs, dtype=float))
+
     def use_simplex(self, primal: bool) -> None:
         """Re-solves after the first reuse the basis with a simplex method: the primal one when
         the changes keep the last point feasible (it then needs only a few iterations)."""

@@ -65,3 +65,21 @@ def gavel_sharing_snapshot(
         "jobs": jobs,
         "job_pairs": gavel_pairs(jobs, table),
     }
+
+
+def with_entities(
+    snapshot: dict[str, Any],
+    weights: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0, 5.0),
+    policies: tuple[str, ...] = ("fairness",),
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A copy of `snapshot` whose jobs are spread at random over entities e0, e1, ... with the
+    given weights; entity i uses `policies[i % len(policies)]` inside."""
+    rng = np.random.default_rng(seed)
+    owner = rng.integers(len(weights), size=len(snapshot["jobs"]))
+    jobs = [{**job, "entity": f"e{owner[j]}"} for j, job in enumerate(snapshot["jobs"])]
+    entities = [
+        {"id": f"e{i}", "weight": w, "policy": policies[i % len(policies)]}
+        for i, w in enumerate(weights)
+    ]
+    return {**snapshot, "jobs": jobs, "entities": entities}
