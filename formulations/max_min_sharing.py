@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from formulations.fair_outcome import empty_outcome, shares_outcome
+from formulations.level_solvers import level_solver
 from formulations.share_input import Entities, share_input
-from formulations.share_lp import LevelState, build_share_lp
+from formulations.share_lp import LevelState
 from formulations.share_result import job_answer
 from formulations.space_sharing import check_space_sharing
 from solver.backends import LpMethod
@@ -50,11 +51,13 @@ def run_space_sharing(
     state = LevelState(
         s.weight.copy(), np.zeros(s.size), np.ones(1), np.ones(1, bool), np.zeros(s.size)
     )
-    model, blocks = build_share_lp(s, state)
     columns = int(s.eligible.sum()) + (s.pair_columns[0].size if s.pair_columns else 0)
-    # Same measured rule as without pairs: simplex while small, interior point beyond.
+    # Simplex while small, interior point beyond; HiGHS's (with crossover) under the default
+    # backend: 3× faster than Clarabel on unmerged pair LPs (294k columns: 20 s against 65 s).
     method = LpMethod.SIMPLEX if columns <= SIMPLEX_MAX_VARIABLES else LpMethod.IPM
-    solution = ctx.solve(model, method)
+    solver = level_solver(s, state, ctx, method)
+    solution = solver.solve(state)
+    blocks = solver.blocks
     if not solution.status.has_solution:
         return empty_outcome(problem, prepared, solution.status)
     answer = job_answer(problem, prepared.jobs, s, blocks, solution, problem.throughput)
