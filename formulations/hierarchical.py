@@ -17,6 +17,8 @@ one coefficient. When no job saturates, every entity e receives a total normaliz
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -66,7 +68,7 @@ def snapshot_entities(snapshot: Snapshot) -> Entities:
     )
 
 
-def entity_rule(fifo: BoolArray, order: FloatArray) -> WeightRule:
+def entity_rule(fifo: BoolArray, order: FloatArray) -> Callable[[ShareStructure], WeightRule]:
     """Weights of the next level from the active groups; `order` ranks groups by age."""
 
     def make(s: ShareStructure) -> WeightRule:
@@ -74,7 +76,7 @@ def entity_rule(fifo: BoolArray, order: FloatArray) -> WeightRule:
 
         def rule(active: BoolArray) -> tuple[FloatArray, FloatArray]:
             live = np.where(active, s.groups.count * s.weight, 0.0)
-            sigma = np.bincount(s.entity, weights=live, minlength=s.num_entities)
+            sigma = np.bincount(s.entity, weights=live, minlength=s.num_entities).astype(float)
             omega = np.where(active & ~in_fifo, s.weight, 0.0)
             queued = np.flatnonzero(active & in_fifo)
             if queued.size:
@@ -121,7 +123,20 @@ def run(
     rule = entity_rule(entities.fifo, group_rank)
     outcome = solve_levels(problem, prepared, rule, ctx, exact=True)
     outcome.summary["entities"] = entity_summary(problem, entities, outcome, throughput)
+    explain_fifo_waits(problem, entities, outcome)
     return outcome
+
+
+def explain_fifo_waits(problem: ClusterArrays, entities: Entities, outcome: Outcome) -> None:
+    """Jobs left with nothing in a FIFO entity wait for the entity's older jobs: say so."""
+    if not outcome.status.has_solution or outcome.effective_throughput is None:
+        return
+    idle = outcome.effective_throughput <= 0
+    for j in np.flatnonzero(idle & entities.fifo[entities.of_job]):
+        name = entities.names[entities.of_job[j]]
+        outcome.reasons.setdefault(
+            int(j), f"entity {name!r} is FIFO: its older jobs take the entity's share first"
+        )
 
 
 def entity_summary(

@@ -165,4 +165,4 @@ def _largest_dual(
 ) -> BoolArray:
     score = np.where(active & (state.omega > 0), np.abs(solution.dual(solver.blocks.share)), 0.0)
     score *= state.omega
-    return active & (state.omega > 0) & (score >= score.max())
+    return np.asarray(active & (state.omega > 0) & (score >= score.max()), dtype=bool)

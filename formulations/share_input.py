@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 from formulations.allocation import JobGroups
 from formulations.share_lp import ShareStructure
 from formulations.space_sharing import (
+    PairClasses,
     PairReport,
     merge_pair_classes,
     offered_pairs,
@@ -60,29 +61,15 @@ def share_input(
     """Everything but the weights: groups of identical jobs (same usable throughputs, scale
     factor, weight and entity; fifo entities keep jobs apart since their order matters) and,
     with space sharing, the offered pairs merged into classes and pruned."""
-    active = problem.eligible.any(axis=1)
+    active: BoolArray = np.asarray(problem.eligible.any(axis=1), dtype=bool)
     jobs = np.flatnonzero(active)
     if jobs.size == 0:
         return ShareInput(None, jobs, None, [])
     groups = _groups(problem, jobs, throughput, entities, merge)
-    report, warnings, classes, columns = None, [], None, None
+    sharing = None
     if space_sharing:
-        pairs, report, warnings = usable_pairs(offered_pairs(snapshot, problem), problem, active)
-        groups, classes = merge_pair_classes(pairs, jobs, groups, problem.num_jobs)
-        rep = groups.representative
-        classes = replace(classes, scale=problem.scale_factor[rep][classes.g])
-        alone = np.stack([throughput[rep][classes.g], throughput[rep][classes.h]], axis=1)
-        keep, pruned = prune_columns(classes, alone, problem.gpu_count, prune)
-        c, k = np.nonzero(keep)
-        columns = (c.astype(np.int64), k.astype(np.int64))
-        dropped = pruned.any(axis=1) & ~keep.any(axis=1)
-        report = replace(
-            report,
-            pruned=int(classes.count[dropped].sum()),
-            pruned_columns=int((pruned * classes.count[:, None]).sum()),
-            columns=int(c.size),
-            classes=classes.size,
-        )
+        sharing = _pairs(snapshot, problem, throughput, jobs, groups, active, prune)
+        groups = sharing.groups
     rep = groups.representative
     prop = throughput[rep] @ problem.gpu_count / problem.gpu_count.sum()
     structure = ShareStructure(
@@ -98,10 +85,50 @@ def share_input(
         entity=entities.of_job[rep],
         entity_weight=entities.weight,
         entity_names=entities.names,
-        pairs=classes,
-        pair_columns=columns,
+        pairs=sharing.classes if sharing else None,
+        pair_columns=sharing.columns if sharing else None,
     )
-    return ShareInput(structure, jobs, report, warnings)
+    if sharing is None:
+        return ShareInput(structure, jobs, None, [])
+    return ShareInput(structure, jobs, sharing.report, sharing.warnings)
+
+
+@dataclass(frozen=True)
+class _Sharing:
+    groups: JobGroups  # possibly split so that pairs are uniform between groups
+    classes: PairClasses
+    columns: tuple[IntArray, IntArray]  # (class, type) of each pair column kept
+    report: PairReport
+    warnings: list[str]
+
+
+def _pairs(
+    snapshot: Snapshot,
+    problem: ClusterArrays,
+    throughput: FloatArray,
+    jobs: IntArray,
+    groups: JobGroups,
+    active: BoolArray,
+    prune: bool,
+) -> _Sharing:
+    """Offered pairs → usable ones → classes between (split) groups → pruned columns."""
+    pairs, report, warnings = usable_pairs(offered_pairs(snapshot, problem), problem, active)
+    groups, classes = merge_pair_classes(pairs, jobs, groups, problem.num_jobs)
+    rep = groups.representative
+    classes = replace(classes, scale=problem.scale_factor[rep][classes.g])
+    alone = np.stack([throughput[rep][classes.g], throughput[rep][classes.h]], axis=1)
+    keep, pruned = prune_columns(classes, alone, problem.gpu_count, prune)
+    c, k = np.nonzero(keep)
+    dropped = pruned.any(axis=1) & ~keep.any(axis=1)
+    report = replace(
+        report,
+        pruned=int(classes.count[dropped].sum()),
+        pruned_columns=int((pruned * classes.count[:, None]).sum()),
+        columns=int(c.size),
+        classes=classes.size,
+    )
+    columns = (c.astype(np.int64), k.astype(np.int64))
+    return _Sharing(groups, classes, columns, report, warnings)
 
 
 def _groups(

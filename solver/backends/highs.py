@@ -164,7 +164,7 @@ class HighsSession:
 
     def __init__(self, model: CompiledModel, settings: SolveSettings) -> None:
         self.model = model
-        self._h = highspy.Highs()
+        self._h = highspy.Highs()  # type: ignore[no-untyped-call]
         configure(self._h, model, settings)
         self._h.passModel(to_highs_lp(model))
 
@@ -175,7 +175,7 @@ class HighsSession:
 
     def change_row_bounds(self, rows: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
         if rows.size:
-            self._h.changeRowsBounds(
+            self._h.changeRowsBounds(  # type: ignore[attr-defined]
                 rows.size,
                 rows.astype(np.int32),
                 np.asarray(lower, dtype=float),

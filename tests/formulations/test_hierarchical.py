@@ -65,6 +65,7 @@ def test_fifo_inside_an_entity_hand_solved(backend: str) -> None:
     assert alloc == pytest.approx({"a1": 1.0, "a2": 1.0, "a3": 0.0, "b1": 1.0}, abs=1e-7)
     iteration = {j.id: j.metrics["iteration"] for j in result.jobs}
     assert iteration == {"a2": 1, "b1": 1, "a1": 2, "a3": 3}
+    assert "FIFO" in (result.job("a3").reason or "")
     fair = solve(
         {**FIFO, "entities": [{"id": "A", "weight": 1}, {"id": "B", "weight": 1}]},
         policy="hierarchical",
