@@ -19,7 +19,7 @@ GROUP = "fairness"
 
 def levels(result: Any) -> str:
     s = result.summary
-    return f"{s['iterations']} levels LPs, {s.get('bottleneck_tests', 0)} tests"
+    return f"{s['iterations']} level LPs, {s.get('bottleneck_tests', 0)} bottleneck tests"
 
 
 def sharing(result: Any) -> str:

@@ -63,7 +63,8 @@ class WarmLevels:
     def solve(self, state: LevelState) -> Solution:
         self._apply(state)
         solution = self.ctx.record(self.compiled, self.session.solve())
-        if not self._solved and self.ctx.options.lp_method is LpMethod.AUTO:
+        chosen = self.ctx.options.lp_method is not LpMethod.AUTO or self.ctx.options.solver
+        if not self._solved and not chosen:  # a user's choice of method stays in force
             self.session.use_simplex(primal=self.primal)
         self._solved = True
         return solution
