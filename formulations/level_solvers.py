@@ -1,9 +1,9 @@
 """Solving a sequence of share LPs that differ in a few coefficients (water filling).
 
-`WarmLevels` keeps one HiGHS instance and applies only the changes, so each re-solve is a
-hot-started dual simplex from the previous basis. `ColdLevels` rebuilds and solves each LP on
-any backend (interior-point answers included); the water-filling loop treats their duals with
-looser tolerances.
+`WarmLevels` keeps one HiGHS instance and applies only the changes, so each re-solve starts
+from the previous basis (primal simplex: freezing keeps the last point feasible). `ColdLevels`
+rebuilds and solves each LP on any backend (interior-point answers included); the water-filling
+loop treats their duals with looser tolerances.
 """
 
 from __future__ import annotations

@@ -17,6 +17,12 @@ non-zero dual are frozen; an undetected bottleneck stays active and the next LP 
 re-solve) returns the same t* with a non-zero dual on it. Progress is guaranteed: the dual of
 the t column reads Σ_e W_e μ_e = 1, which forces a non-zero dual on some active share row, so
 every iteration freezes at least one group and there are at most (groups) iterations.
+
+When the weights change between levels (hierarchical policies), leaving a bottleneck for the
+next LP is not exact any more: its competitors' weights change first. There the tight groups
+with a zero dual are settled by an exact LP test on the same model (`confirm`): hold t at t*
+and maximize Σ e_g over them with v_g ≥ ω_g z_e + e_g, 0 ≤ e_g ≤ room; whoever rises is not a
+bottleneck, and once the optimum is 0 the rest are. No integers anywhere.
 """
 
 from __future__ import annotations

@@ -157,9 +157,9 @@ def _option(h: highspy.Highs, name: str) -> str:
 class HighsSession:
     """One Highs instance kept across re-solves of a model that changes a little each time.
 
-    Iterative formulations (water filling) change a few coefficients and row bounds between
-    solves; keeping the instance lets HiGHS hot-start the dual simplex from the last basis
-    instead of solving from scratch (measured ~10× cheaper per re-solve on max-min LPs).
+    Iterative formulations (water filling) change a few coefficients and bounds between solves;
+    keeping the instance lets HiGHS hot-start the simplex from the last basis instead of solving
+    from scratch (FORMULATIONS §8: ~2 ms against ~18 ms cold on a 500-job max-min LP).
     """
 
     def __init__(self, model: CompiledModel, settings: SolveSettings) -> None:
