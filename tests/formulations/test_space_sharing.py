@@ -177,3 +177,13 @@ def test_space_sharing_needs_measured_throughputs() -> None:
             options={**SHARING, "heterogeneity_aware": False},
         )
     assert caught.value.errors[0].loc == ("options", "space_sharing")
+
+
+def test_hierarchical_shares_gpus_too() -> None:
+    # a and b in entities of equal weight: the same single level as water filling, 2/3 each.
+    snapshot = pair_snapshot(0.8, 0.6)
+    snapshot["entities"] = [{"id": "A"}, {"id": "B"}]
+    snapshot["jobs"][0]["entity"], snapshot["jobs"][1]["entity"] = "A", "B"
+    result = solve(snapshot, policy="hierarchical", options=SHARING)
+    assert result.objective == pytest.approx(2 / 3, rel=1e-9)
+    check_result(result, Instance(snapshot, space_sharing=True))
