@@ -63,7 +63,7 @@ class PairClasses:
     count: FloatArray  # n_c, pairs in the class
     ta: FloatArray  # (classes, types): throughput of the g member
     tb: FloatArray  # throughput of the h member
-    scale: FloatArray  # s_c, GPUs the pair occupies
+    scale: FloatArray  # s_c, GPUs the pair occupies (set by the caller, which knows s per group)
 
     @property
     def size(self) -> int:
