@@ -6,10 +6,12 @@ from formulations import (
     deadline_admission,
     fifo,
     finish_time_fairness,
+    hierarchical,
     makespan,
     max_min_fairness,
     min_cost_slo,
     throughput,
+    water_filling,
 )
 from solver.policy import Policy
 
@@ -19,6 +21,8 @@ POLICIES: dict[str, Policy] = {
     p.name: p
     for p in (
         max_min_fairness.POLICY,
+        water_filling.POLICY,
+        hierarchical.POLICY,
         makespan.POLICY,
         finish_time_fairness.POLICY,
         throughput.MAX_THROUGHPUT,

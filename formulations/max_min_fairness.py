@@ -26,9 +26,10 @@ from formulations.allocation import (
     normalized_share,
     repair_allocation,
 )
+from formulations.max_min_sharing import run_space_sharing
+from formulations.space_sharing import SpaceSharingOptions
 from solver.backends import LpMethod
 from solver.model import Model, Sense
-from solver.options import PolicyOptions
 from solver.policy import Outcome, Policy, SolveContext
 from solver.problem import ClusterArrays
 from solver.snapshot import Snapshot
@@ -42,7 +43,7 @@ SIMPLEX_MAX_VARIABLES = 3_000
 REPAIR_TOLERANCE = 1e-6
 
 
-class MaxMinFairnessOptions(PolicyOptions):
+class MaxMinFairnessOptions(SpaceSharingOptions):
     heterogeneity_aware: bool = Field(
         True, description="Use per-type throughputs; false treats every usable type as equal."
     )
@@ -103,6 +104,8 @@ def lp_method_for(num_variables: int) -> LpMethod:
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: MaxMinFairnessOptions, ctx: SolveContext
 ) -> Outcome:
+    if options.space_sharing:
+        return run_space_sharing(snapshot, problem, options, ctx)
     throughput = policy_throughput(problem, options.heterogeneity_aware)
     reasons = problem.unplaceable_reasons()
     active = np.flatnonzero(problem.eligible.any(axis=1))

@@ -166,8 +166,10 @@ def to_result(
     policy: Policy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
 ) -> SolveResult:
     x = outcome.allocation
-    eff = np.einsum("jk,jk->j", problem.throughput, x)
-    used = problem.scale_factor @ x
+    eff = outcome.effective_throughput
+    if eff is None:
+        eff = np.einsum("jk,jk->j", problem.throughput, x)
+    used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
     share = outcome.normalized_share.tolist() if outcome.normalized_share is not None else None
     allocations = allocation_dicts(problem.gpu_names, x)
     metrics = [dict(zip(outcome.job_metrics, row, strict=True)) for row in _metric_rows(outcome)]

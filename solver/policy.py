@@ -100,9 +100,12 @@ class SolveContext:
         settings = self.settings(lp_method, mip_gap, start)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
-        solution = backend.solve(compiled, settings)
-        if backend.name not in self.backends_used:
-            self.backends_used.append(backend.name)
+        return self.record(compiled, backend.solve(compiled, settings))
+
+    def record(self, compiled: CompiledModel, solution: Solution) -> Solution:
+        """Book a solve made outside `solve` (e.g. a warm re-solve kept by a formulation)."""
+        if solution.backend not in self.backends_used:
+            self.backends_used.append(solution.backend)
         self.build_seconds += solution.build_seconds
         self.solve_seconds += solution.solve_seconds
         self.solves += 1
@@ -147,6 +150,9 @@ class Outcome:
     normalized_share: NDArray[np.float64] | None = None
     placements: dict[int, dict[str, int]] = field(default_factory=dict)  # job → node → GPUs
     merged_groups: int | None = None
+    # Set by policies whose throughput or GPU use is not T·X and s·X (space sharing).
+    effective_throughput: NDArray[np.float64] | None = None
+    gpu_used: NDArray[np.float64] | None = None
 
 
 Runner = Callable[[Snapshot, ClusterArrays, Any, SolveContext], Outcome]

@@ -23,6 +23,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from solver.errors import FieldError, InputError
 from solver.snapshot_deadlines import DeadlineOption, JobClass, deadline_errors
 from solver.snapshot_nodes import Node, node_errors
+from solver.snapshot_sharing import Entity, JobPair, entity_errors, pair_errors
 
 SCHEMA_VERSION = "1"
 
@@ -103,6 +104,12 @@ class Snapshot(_Strict):
     now: Finite | None = Field(
         default=None, description="Current time in seconds, the clock of job deadlines."
     )
+    entities: list[Entity] | None = Field(
+        default=None, description="Job owners with weights (hierarchical policies)."
+    )
+    job_pairs: list[JobPair] | None = Field(
+        default=None, description="Job pairs that may share GPUs, with co-located throughputs."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:
@@ -148,7 +155,13 @@ def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
                     ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
                 )
             )
-    return errors + node_errors(snapshot) + deadline_errors(snapshot)
+    return (
+        errors
+        + node_errors(snapshot)
+        + deadline_errors(snapshot)
+        + entity_errors(snapshot)
+        + pair_errors(snapshot)
+    )
 
 
 def parse_snapshot(data: Any) -> Snapshot:

@@ -35,6 +35,8 @@ STATUS_TABLE: dict[object, Status] = {
 }
 _FEASIBLE_POINT = 2  # HiGHS's kSolutionStatusFeasible
 
+_DUAL, _PRIMAL = 1, 4  # HiGHS simplex_strategy values
+
 _LP_METHOD = {
     LpMethod.AUTO: "choose",
     LpMethod.SIMPLEX: "simplex",
@@ -158,3 +160,56 @@ def _option(h: highspy.Highs, name: str) -> str:
     value = h.getOptionValue(name)
     # highspy returns (status, value) in some versions and the bare value in others.
     return str(value[1] if isinstance(value, tuple) else value)
+
+
+class HighsSession:
+    """One Highs instance kept across re-solves of a model that changes a little each time.
+
+    Iterative formulations (water filling) change a few coefficients and bounds between solves;
+    keeping the instance lets HiGHS hot-start the simplex from the last basis instead of solving
+    from scratch (FORMULATIONS §8: ~2 ms against ~18 ms cold on a 500-job max-min LP).
+    """
+
+    def __init__(self, model: CompiledModel, settings: SolveSettings) -> None:
+        self.model = model
+        self._h = highspy.Highs()  # type: ignore[no-untyped-call]
+        configure(self._h, model, settings)
+        self._h.passModel(to_highs_lp(model))
+
+    def change_coefficients(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
+        """A[row, col] = value for each triple (HiGHS has no batch call for this)."""
+        for r, c, v in zip(rows.tolist(), cols.tolist(), values.tolist(), strict=True):
+            self._h.changeCoeff(r, c, v)
+
+    def change_row_bounds(self, rows: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        if rows.size:
+            self._h.changeRowsBounds(  # type: ignore[attr-defined]
+                rows.size,
+                rows.astype(np.int32),
+                np.asarray(lower, dtype=float),
+                np.asarray(upper, dtype=float),
+            )
+
+    def change_col_bounds(self, cols: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        if cols.size:
+            self._h.changeColsBounds(
+                cols.size,
+                cols.astype(np.int32),
+                np.asarray(lower, dtype=float),
+                np.asarray(upper, dtype=float),
+            )
+
+    def change_col_costs(self, cols: np.ndarray, costs: np.ndarray) -> None:
+        if cols.size:
+            self._h.changeColsCost(cols.size, cols.astype(np.int32), np.asarray(costs, dtype=float))
+
+    def use_simplex(self, primal: bool) -> None:
+        """Re-solves after the first reuse the basis with a simplex method: the primal one when
+        the changes keep the last point feasible (it then needs only a few iterations)."""
+        self._h.setOptionValue("solver", "simplex")
+        self._h.setOptionValue("simplex_strategy", _PRIMAL if primal else _DUAL)
+
+    def solve(self) -> Solution:
+        started = time.perf_counter()
+        self._h.run()
+        return read_solution(self._h, self.model, time.perf_counter() - started)

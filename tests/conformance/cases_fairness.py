@@ -1,0 +1,98 @@
+"""Hand-solved water filling, hierarchical and space-sharing instances (FORMULATIONS §1a–1c).
+
+The snapshots and their worked optima live with the policy tests; here each one becomes a case
+that every backend must reproduce (HiGHS through warm re-solves, the others cold)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from solver import SolveResult
+from tests.conformance.case import Case
+from tests.formulations.test_hierarchical import FAIRNESS
+from tests.formulations.test_space_sharing import pair_snapshot
+from tests.formulations.test_water_filling import THREE_LEVELS, WEIGHTED
+
+
+def expect(field: str, values: dict[str, float]) -> Callable[[SolveResult], None]:
+    def check(result: SolveResult) -> None:
+        if field == "share":
+            got = {j.id: j.normalized_share for j in result.jobs}
+        else:
+            got = {j.id: j.allocation.get(field, 0.0) for j in result.jobs}
+        assert got == pytest.approx(values, rel=1e-6, abs=1e-7)
+
+    return check
+
+
+# Four GPUs, T = 1 (v = x ≤ 1). A (fifo) has a2 (oldest), a1, a3; B (fairness, W = 1) has b1, b2
+# with w' = 1/2 each. Level 1: x_a2 ≥ t, x_b ≥ t/2: a2 hits its time at t = 1 and freezes.
+# Level 2: a1 likewise. Level 3: a3 ≥ t, b ≥ t/2 with 2 GPUs left: 2t ≤ 2, t = 1. So every a runs
+# all the time and each b half of it (fairness inside A would give the a's 2/3 each).
+FIFO_QUEUE = {
+    "gpu_types": [{"name": "v100", "count": 4}],
+    "entities": [{"id": "A", "policy": "fifo"}, {"id": "B"}],
+    "jobs": [
+        {"id": "a1", "entity": "A", "arrival_time": 10, "throughput": {"v100": 1.0}},
+        {"id": "a2", "entity": "A", "arrival_time": 0, "throughput": {"v100": 1.0}},
+        {"id": "a3", "entity": "A", "arrival_time": 20, "throughput": {"v100": 1.0}},
+        {"id": "b1", "entity": "B", "throughput": {"v100": 1.0}},
+        {"id": "b2", "entity": "B", "throughput": {"v100": 1.0}},
+    ],
+}
+
+SHARING = {"space_sharing": True}
+
+CASES = [
+    Case(
+        "water filling three levels",
+        "water_filling",
+        THREE_LEVELS,
+        1.0,
+        check=expect("share", {"a0": 1, "a1": 1, "a2": 1, "b0": 1.5, "b1": 1.5, "c": 3}),
+    ),
+    Case(
+        "water filling weights",
+        "water_filling",
+        WEIGHTED,
+        2 / 3,
+        check=expect("share", {"a": 2, "b": 2 / 3, "c": 2 / 3}),
+    ),
+    Case(
+        "hierarchical fairness 1:3",
+        "hierarchical",
+        FAIRNESS,
+        0.25,
+        check=expect("v100", {"a1": 1 / 16, "a2": 3 / 16, "b1": 3 / 4}),
+    ),
+    Case(
+        "hierarchical fifo queue",
+        "hierarchical",
+        FIFO_QUEUE,
+        1.0,
+        check=expect("v100", {"a1": 1, "a2": 1, "a3": 1, "b1": 0.5, "b2": 0.5}),
+    ),
+    Case(
+        "max-min space sharing pair",
+        "max_min_fairness",
+        pair_snapshot(0.8, 0.6),
+        2 / 3,
+        options=SHARING,
+    ),
+    Case(
+        "water filling space sharing, scale factor 2",
+        "water_filling",
+        pair_snapshot(0.8, 0.6, scale=2, gpus=2),
+        4 / 3,
+        options=SHARING,
+    ),
+    Case(
+        "water filling pair pruned",
+        "water_filling",
+        pair_snapshot(0.3, 0.5),
+        0.5,
+        options={**SHARING, "prune_pairs": True},
+    ),
+]
