@@ -172,7 +172,7 @@ class HighsSession:
 
     def __init__(self, model: CompiledModel, settings: SolveSettings) -> None:
         self.model = model
-        self._h = highspy.Highs()  # type: ignore[no-untyped-call]
+        self._h = highspy.Highs()
         configure(self._h, model, settings)
         self._h.passModel(to_highs_lp(model))
 
