@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from formulations import max_min_fairness
+from formulations import contention_placement, max_min_fairness
 from solver.policy import Policy
 
 DEFAULT_POLICY = max_min_fairness.POLICY.name
 
-POLICIES: dict[str, Policy] = {p.name: p for p in (max_min_fairness.POLICY,)}
+POLICIES: dict[str, Policy] = {
+    p.name: p for p in (max_min_fairness.POLICY, contention_placement.POLICY)
+}
 
 _ALIASES = {alias: p.name for p in POLICIES.values() for alias in p.aliases}
 

@@ -117,7 +117,7 @@ def to_result(
             allocations[j],
             e,
             None if share is None else share[j],
-            reasons.get(j) or (zero if e <= 0 else None),
+            reasons.get(j) or (zero if e <= 0 and j not in outcome.placements else None),
             metrics[j] if metrics else {},
             outcome.placements.get(j),
         )

@@ -21,6 +21,8 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import FieldError, InputError
+from solver.snapshot_contention import ContentionTable, contention_errors
+from solver.snapshot_nodes import Node, fill_derived_fields, node_errors
 
 SCHEMA_VERSION = "1"
 
@@ -61,6 +63,14 @@ class Job(_Strict):
     arrival_time: Finite | None = Field(default=None, description="Arrival time in seconds.")
     entity: Name | None = Field(default=None, description="Owning entity (hierarchical policies).")
     workload_class: Name | None = Field(default=None, description="Workload class, e.g. `LM`.")
+    placement: dict[Name, Annotated[int, Field(ge=1)]] | None = Field(
+        default=None,
+        description="Node id → GPUs for a job already running (placement policies); "
+        "the scale factor defaults to their sum.",
+    )
+    consolidate: bool = Field(
+        default=False, description="Place on the fewest nodes its allowed shapes permit."
+    )
 
 
 class Snapshot(_Strict):
@@ -68,8 +78,19 @@ class Snapshot(_Strict):
 
     schema_version: Literal["1"] = Field(default=SCHEMA_VERSION, description="Schema version.")
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
-    gpu_types: list[GpuType] = Field(description="GPU types with counts.")
+    gpu_types: list[GpuType] = Field(
+        description="GPU types with counts (derived from `nodes` when those are given)."
+    )
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")
+    contention: ContentionTable | None = Field(
+        default=None, description="Contention-sensitivity table (placement policies)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        return fill_derived_fields(data)
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:
@@ -115,6 +136,8 @@ def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
                     ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
                 )
             )
+    errors.extend(node_errors(snapshot))
+    errors.extend(contention_errors(snapshot.contention))
     return errors
 
 

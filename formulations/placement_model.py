@@ -1,0 +1,166 @@
+"""The placement core shared by both contention penalties: which candidate starts, in which
+shape, on which nodes (FORMULATIONS §7).
+
+For option o = (candidate a, shape k_o nodes × p_o GPUs, GPU type), eligible nodes n (right type,
+at least p_o free GPUs):
+    v_o ∈ {0,1}          candidate a starts with option o
+    w_on ∈ {0,1}         ... and uses node n
+    Σ_{o∈a} v_o ≤ 1                       (start at most once)
+    Σ_n w_on = k_o v_o                    (exactly k_o nodes: the shape, never another split)
+    w_on ≤ v_o                            (strong linking: tightens the relaxation)
+    Σ_o p_o w_on ≤ F_n                    (free GPUs of node n; running jobs never move)
+Symmetry: interchangeable candidates start in order (Σ v_a ≥ Σ v_a+1); interchangeable empty
+nodes are loaded in order (load_n ≥ load_n+1). Both only pick one of equivalent optima.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from formulations.placement_instance import Instance
+from solver.model import Block, Model, Take
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+
+def matrix(rows: IntArray, cols: IntArray, vals: FloatArray | float, shape: tuple[int, int]):
+    """A sparse (rows × cols) block from coordinates; duplicates add up."""
+    data = np.broadcast_to(np.asarray(vals, dtype=float), rows.shape)
+    return sp.csr_matrix((data, (rows, cols)), shape=shape)
+
+
+@dataclass
+class Placement:
+    """The placement variables and the index arrays that explain them."""
+
+    v: Block  # per option
+    w: Block  # per eligible (option, node) pair
+    pair_option: IntArray
+    pair_node: IntArray
+    eligible: NDArray[np.bool_]  # options × nodes
+
+    @property
+    def num_pairs(self) -> int:
+        return int(self.pair_option.size)
+
+
+def add_placement(model: Model, inst: Instance) -> Placement:
+    opts = inst.options
+    eligible = (inst.node_type[None, :] == opts.gpu_type[:, None]) & (
+        inst.free[None, :] >= opts.per_node[:, None]
+    )
+    pair_option, pair_node = np.nonzero(eligible)
+    job_label = [inst.job_ids[j] for j in inst.candidates]
+    shape_label = [
+        f"{k}x{p}" for k, p in zip(opts.nodes.tolist(), opts.per_node.tolist(), strict=True)
+    ]
+    v = model.add_variables(
+        "start",
+        opts.size,
+        upper=1.0,
+        integer=True,
+        coords=(("job", Take(job_label, opts.candidate)), ("shape", shape_label)),
+    )
+    w = model.add_variables(
+        "use",
+        pair_option.size,
+        upper=1.0,
+        integer=True,
+        coords=(
+            ("job", Take(job_label, opts.candidate[pair_option])),
+            ("shape", Take(shape_label, pair_option)),
+            ("node", Take(inst.node_ids, pair_node)),
+        ),
+    )
+    placement = Placement(v, w, pair_option, pair_node, eligible)
+    _add_core_rows(model, inst, placement, job_label)
+    _add_symmetry_rows(model, inst, placement)
+    return placement
+
+
+def _add_core_rows(model: Model, inst: Instance, pl: Placement, job_label: list[str]) -> None:
+    opts, n_opt, n_pair = inst.options, inst.options.size, pl.num_pairs
+    cand = np.unique(opts.candidate)
+    row_of = np.searchsorted(cand, opts.candidate)
+    model.add_constraints(
+        "start_once",
+        {pl.v: matrix(row_of, np.arange(n_opt), 1.0, (cand.size, n_opt))},
+        upper=1.0,
+        coords=(("job", Take(job_label, cand)),),
+    )
+    model.add_constraints(
+        "shape",
+        {
+            pl.w: matrix(pl.pair_option, np.arange(n_pair), 1.0, (n_opt, n_pair)),
+            pl.v: sp.diags(-opts.nodes.astype(float)),
+        },
+        lower=0.0,
+        upper=0.0,
+        coords=(("job", Take(job_label, opts.candidate)),),
+    )
+    model.add_constraints(
+        "link",
+        {
+            pl.w: sp.identity(n_pair, format="csr"),
+            pl.v: matrix(np.arange(n_pair), pl.pair_option, -1.0, (n_pair, n_opt)),
+        },
+        upper=0.0,
+    )
+    n_nodes = len(inst.node_ids)
+    model.add_constraints(
+        "capacity",
+        {
+            pl.w: matrix(
+                pl.pair_node, np.arange(n_pair), opts.per_node[pl.pair_option], (n_nodes, n_pair)
+            )
+        },
+        upper=inst.free.astype(float),
+        coords=(("node", inst.node_ids),),
+    )
+
+
+def interchangeable_runs(keys: list[tuple[object, ...]]) -> tuple[IntArray, IntArray]:
+    """Consecutive pairs (first, second) of items with equal keys, each key's items in order."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    firsts, seconds = [], []
+    for members in groups.values():
+        firsts.extend(members[:-1])
+        seconds.extend(members[1:])
+    return np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64)
+
+
+def _add_symmetry_rows(model: Model, inst: Instance, pl: Placement) -> None:
+    opts, n_opt, n_pair = inst.options, inst.options.size, pl.num_pairs
+    has_options = np.zeros(len(inst.identity), bool)
+    has_options[opts.candidate] = True
+    keys = [(*key, i) if not has_options[i] else key for i, key in enumerate(inst.identity)]
+    first, second = interchangeable_runs(keys)
+    if first.size:
+        # Row i: Σ v(second_i) − Σ v(first_i) ≤ 0, assembled from option → candidate incidence.
+        incidence = matrix(opts.candidate, np.arange(n_opt), 1.0, (len(keys), n_opt))
+        model.add_constraints(
+            "symmetry_jobs", {pl.v: incidence[second] - incidence[first]}, upper=0.0
+        )
+    occupied = np.zeros(len(inst.node_ids), bool)
+    for nodes in inst.running_nodes:
+        occupied[nodes] = True
+    node_keys = [
+        (int(t), int(g)) if not busy else ("busy", n)
+        for n, (t, g, busy) in enumerate(zip(inst.node_type, inst.node_gpus, occupied, strict=True))
+    ]
+    first, second = interchangeable_runs(node_keys)
+    if first.size:
+        load = matrix(
+            pl.pair_node,
+            np.arange(n_pair),
+            opts.per_node[pl.pair_option],
+            (len(node_keys), n_pair),
+        )
+        model.add_constraints("symmetry_nodes", {pl.w: load[second] - load[first]}, upper=0.0)

@@ -1,0 +1,292 @@
+"""Worst-co-runner contention rows (the default penalty): c_j = max(1, max_b CS(α_j | α_b)).
+
+Co-location is aggregated by configuration per node instead of per job pair, which keeps the
+model linear in (configurations × nodes) rather than quadratic in jobs. With α_o the
+configuration (class, demand, k_o) of option o and w_on from `placement_model`:
+
+    h_βn ≥ w_on                        ∀ o with α_o = β      (a candidate of config β is on n)
+    Σ_{o: α_o=α} w_on − 1 ≤ (m_αn − 1) h2_αn                 (two or more of config α on n)
+    P_αn ≥ 1 + (CS(α|β) − 1) h_βn       ∀ β ≠ α               (what config α suffers on n
+    P_αn ≥ 1 + (CS(α|α) − 1) h2_αn                              from other candidates)
+    c_a ≥ P_{α_o n} − (P̄_αn − 1)(1 − w_on)                      (candidate a, if it is on n)
+    c_a ≥ 1 + Σ_{o∈a} (R_{α_o n} − 1) w_on                      (running co-runners on n,
+                                                                 R_αn = max_{r on n} CS(α|α_r))
+    c_r ≥ 1 + (CS(α_r|β) − 1) h_βn      ∀ n ∈ nodes(r)          (running job r)
+    c_r ≥ K_r = max(1, CS from its running co-runners)          (a bound, not a row)
+
+Rows exist only where some CS exceeds 1; jobs without any keep a constant CS. Minimizing Σ c
+makes every c equal to its definition at an optimum. m_αn bounds the pieces of config α that fit
+node n, P̄_αn the largest value P_αn can take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from formulations.placement_instance import Instance
+from formulations.placement_model import Placement, matrix
+from solver.model import Block, Model, Take
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass
+class Penalty:
+    """Σ_j CS_j = Σ_b terms[b] · b + constant (over every job of the snapshot)."""
+
+    terms: dict[Block, FloatArray]
+    constant: float
+
+
+@dataclass
+class Indexed:
+    """Variables over the true cells of a (configs × nodes) mask."""
+
+    block: Block
+    index: IntArray  # position of cell (α, n) in the block, -1 where absent
+
+
+def indexed(
+    model: Model, name: str, mask: BoolArray, inst: Instance, *, integer: bool, lower: float
+) -> Indexed:
+    cfg, node = np.nonzero(mask)
+    labels = [",".join(map(str, c)) for c in inst.configs]
+    block = model.add_variables(
+        name,
+        cfg.size,
+        lower=lower,
+        upper=1.0 if integer else np.inf,
+        integer=integer,
+        coords=(("config", Take(labels, cfg)), ("node", Take(inst.node_ids, node))),
+    )
+    index = np.full(mask.shape, -1, dtype=np.int64)
+    index[cfg, node] = np.arange(cfg.size)
+    return Indexed(block, index)
+
+
+def running_floor(inst: Instance) -> FloatArray:
+    """K_r per running job: its worst running co-runner (1 if none)."""
+    floor = np.ones(inst.running.size)
+    by_node: dict[int, list[int]] = {}
+    for r, nodes in enumerate(inst.running_nodes):
+        for n in nodes.tolist():
+            by_node.setdefault(n, []).append(r)
+    for r, nodes in enumerate(inst.running_nodes):
+        others = {q for n in nodes.tolist() for q in by_node[n]} - {r}
+        cs = inst.cs[inst.running_config[r], inst.running_config[list(others)]]
+        floor[r] = max(1.0, float(cs.max(initial=1.0)))
+    return floor
+
+
+def running_pieces(inst: Instance) -> tuple[IntArray, IntArray]:
+    """(running job position, node) for every node a running job holds."""
+    sizes = [nodes.size for nodes in inst.running_nodes]
+    job = np.repeat(np.arange(inst.running.size), sizes).astype(np.int64)
+    node = np.concatenate(inst.running_nodes) if sizes else np.zeros(0, np.int64)
+    return job, node.astype(np.int64)
+
+
+def add_worst(model: Model, inst: Instance, pl: Placement) -> Penalty:
+    opts = inst.options
+    n_cfg, n_node = len(inst.configs), len(inst.node_ids)
+    cfg, node = opts.config[pl.pair_option], pl.pair_node  # per (option, node) pair
+    present = np.zeros((n_cfg, n_node), bool)
+    present[cfg, node] = True
+    strong = inst.cs > 1.0
+    hurt = strong & ~np.eye(n_cfg, dtype=bool)
+    cand_hurt = hurt[:, :, None] & present[:, None, :] & present[None, :, :]  # α, β, n
+    pieces = _pieces(inst, pl, cfg, node)
+    need_h2 = present & np.diag(strong)[:, None] & (pieces >= 2)
+    need_p = cand_hurt.any(axis=1) | need_h2
+    r_job, r_node = running_pieces(inst)
+    r_cfg = inst.running_config[r_job]
+    run_hurt = strong[r_cfg] & present[:, r_node].T  # running piece × β
+    need_h = cand_hurt.any(axis=0)
+    piece, beta = np.nonzero(run_hurt)
+    need_h[beta, r_node[piece]] = True
+
+    h = indexed(model, "colocated", need_h, inst, integer=True, lower=0.0)
+    h2 = indexed(model, "colocated_twice", need_h2, inst, integer=True, lower=0.0)
+    p = indexed(model, "suffers", need_p, inst, integer=False, lower=1.0)
+    sel = np.flatnonzero(need_h[cfg, node])
+    if sel.size:
+        model.add_constraints(
+            "colocated_link",
+            {
+                h.block: matrix(
+                    np.arange(sel.size), h.index[cfg[sel], node[sel]], 1.0, (sel.size, h.block.size)
+                ),
+                pl.w: matrix(np.arange(sel.size), sel, -1.0, (sel.size, pl.num_pairs)),
+            },
+            lower=0.0,
+        )
+    _twice_rows(model, h2, pieces, cfg, node, pl)
+    bound = _suffer_rows(model, inst, p, h, h2, cand_hurt)
+    c_cand = _candidate_rows(model, inst, pl, p, bound, cfg, node)
+    c_run, run_has, floor = _running_rows(model, inst, h, piece, beta, r_job, r_node)
+    constant = float(floor[~run_has].sum()) + float(inst.candidates.size - c_cand.size)
+    return Penalty(
+        {c_cand: np.ones(c_cand.size), c_run: np.ones(c_run.size)},
+        constant,
+    )
+
+
+def _pieces(inst: Instance, pl: Placement, cfg: IntArray, node: IntArray) -> FloatArray:
+    """m_αn: candidates of config α that could all sit on node n at once."""
+    n_cfg, n_node = len(inst.configs), len(inst.node_ids)
+    cand = inst.options.candidate[pl.pair_option]
+    distinct = np.unique(np.stack([cand, cfg, node]), axis=1)
+    count = np.zeros((n_cfg, n_node))
+    np.add.at(count, (distinct[1], distinct[2]), 1.0)
+    per_node = np.ones(n_cfg)
+    per_node[inst.options.config] = inst.options.per_node
+    return np.minimum(count, np.floor(inst.free[None, :] / per_node[:, None]))
+
+
+def _twice_rows(
+    model: Model, h2: Indexed, pieces: FloatArray, cfg: IntArray, node: IntArray, pl: Placement
+) -> None:
+    sel = np.flatnonzero(h2.index[cfg, node] >= 0)
+    if not sel.size:
+        return
+    row = h2.index[cfg[sel], node[sel]]
+    a, n = np.nonzero(h2.index >= 0)
+    model.add_constraints(
+        "colocated_twice_link",
+        {
+            pl.w: matrix(row, sel, 1.0, (h2.block.size, pl.num_pairs)),
+            h2.block: matrix(
+                np.arange(a.size), np.arange(a.size), -(pieces[a, n] - 1.0), (a.size, a.size)
+            ),
+        },
+        upper=1.0,
+    )
+
+
+def _suffer_rows(
+    model: Model, inst: Instance, p: Indexed, h: Indexed, h2: Indexed, cand_hurt: BoolArray
+) -> FloatArray:
+    """P_αn ≥ 1 + (CS − 1)·h; returns P̄ (configs × nodes), the largest P can be."""
+    alpha, beta, n = np.nonzero(cand_hurt)
+    gain = inst.cs[alpha, beta] - 1.0
+    a2, n2 = np.nonzero(h2.index >= 0)
+    gain2 = inst.cs[a2, a2] - 1.0
+    rows = np.arange(alpha.size + a2.size)
+    bound = np.ones(p.index.shape)
+    if not rows.size:
+        return bound
+    model.add_constraints(
+        "suffers_bound",
+        {
+            p.block: matrix(
+                rows,
+                np.concatenate([p.index[alpha, n], p.index[a2, n2]]),
+                1.0,
+                (rows.size, p.block.size),
+            ),
+            h.block: matrix(rows[: alpha.size], h.index[beta, n], -gain, (rows.size, h.block.size)),
+            h2.block: matrix(
+                rows[alpha.size :], h2.index[a2, n2], -gain2, (rows.size, h2.block.size)
+            ),
+        },
+        lower=1.0,
+    )
+    np.maximum.at(bound, (alpha, n), gain + 1.0)
+    np.maximum.at(bound, (a2, n2), gain2 + 1.0)
+    return bound
+
+
+def running_worst(inst: Instance) -> FloatArray:
+    """R_αn: the worst CS config α suffers from the running jobs on node n (configs × nodes)."""
+    worst = np.ones((len(inst.configs), len(inst.node_ids)))
+    for r, nodes in enumerate(inst.running_nodes):
+        column = inst.cs[:, inst.running_config[r]]
+        worst[:, nodes] = np.maximum(worst[:, nodes], column[:, None])
+    return worst
+
+
+def _candidate_rows(
+    model: Model,
+    inst: Instance,
+    pl: Placement,
+    p: Indexed,
+    bound: FloatArray,
+    cfg: IntArray,
+    node: IntArray,
+) -> Block:
+    """c_a ≥ P − (P̄ − 1)(1 − w) per pair, and c_a ≥ 1 + Σ (R − 1) w per (candidate, node)."""
+    cand = inst.options.candidate[pl.pair_option]
+    via_p = np.flatnonzero(p.index[cfg, node] >= 0)
+    excess = running_worst(inst)[cfg, node] - 1.0
+    via_r = np.flatnonzero(excess > 0)
+    used = np.unique(np.concatenate([cand[via_p], cand[via_r]]))
+    labels = [inst.job_ids[j] for j in inst.candidates]
+    c = model.add_variables("cs", used.size, lower=1.0, coords=(("job", Take(labels, used)),))
+    col = np.searchsorted(used, cand)
+    if via_p.size:
+        slack = bound[cfg[via_p], node[via_p]] - 1.0
+        rows = np.arange(via_p.size)
+        model.add_constraints(
+            "cs_candidates",
+            {
+                c: matrix(rows, col[via_p], 1.0, (rows.size, c.size)),
+                p.block: matrix(
+                    rows, p.index[cfg[via_p], node[via_p]], -1.0, (rows.size, p.block.size)
+                ),
+                pl.w: matrix(rows, via_p, -slack, (rows.size, pl.num_pairs)),
+            },
+            lower=-slack,
+        )
+    if via_r.size:
+        keys, row = np.unique(np.stack([cand[via_r], node[via_r]]), axis=1, return_inverse=True)
+        row = row.reshape(-1)
+        first = np.searchsorted(used, keys[0])
+        model.add_constraints(
+            "cs_running_neighbours",
+            {
+                c: matrix(np.arange(keys.shape[1]), first, 1.0, (keys.shape[1], c.size)),
+                pl.w: matrix(row, via_r, -excess[via_r], (keys.shape[1], pl.num_pairs)),
+            },
+            lower=1.0,
+        )
+    return c
+
+
+def _running_rows(
+    model: Model,
+    inst: Instance,
+    h: Indexed,
+    piece: IntArray,
+    beta: IntArray,
+    r_job: IntArray,
+    r_node: IntArray,
+) -> tuple[Block, NDArray[np.bool_], FloatArray]:
+    """c_r ≥ 1 + (CS(α_r|β) − 1) h_βn for the candidate configs β that can land on r's nodes."""
+    floor = running_floor(inst)
+    job = r_job[piece]
+    used = np.unique(job)
+    has = np.zeros(inst.running.size, bool)
+    has[used] = True
+    labels = [inst.job_ids[j] for j in inst.running]
+    c = model.add_variables(
+        "cs_running", used.size, lower=floor[used], coords=(("job", Take(labels, used)),)
+    )
+    if piece.size:
+        rows = np.arange(piece.size)
+        gain = inst.cs[inst.running_config[job], beta] - 1.0
+        model.add_constraints(
+            "cs_running",
+            {
+                c: matrix(rows, np.searchsorted(used, job), 1.0, (rows.size, c.size)),
+                h.block: matrix(
+                    rows, h.index[beta, r_node[piece]], -gain, (rows.size, h.block.size)
+                ),
+            },
+            lower=1.0,
+        )
+    return c, has, floor
