@@ -33,6 +33,7 @@ from pydantic import Field, field_validator
 
 from formulations.placement_additive import add_additive
 from formulations.placement_eval import Evaluation, evaluate
+from formulations.placement_greedy import greedy
 from formulations.placement_instance import Instance, build_instance
 from formulations.placement_model import Placement, add_placement
 from formulations.placement_report import outcome_from
@@ -119,6 +120,29 @@ def decode(inst: Instance, pl: Placement, x: np.ndarray) -> dict[int, tuple[int,
     return started
 
 
+def start_vector(
+    inst: Instance, pl: Placement, started: dict[int, tuple[int, list[int]]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The placement decisions (start, use) of `started` as a sparse MILP starting point."""
+    v = np.zeros(pl.v.size)
+    w = np.zeros(pl.w.size)
+    pair_at = {
+        (o, n): i
+        for i, (o, n) in enumerate(zip(pl.pair_option.tolist(), pl.pair_node.tolist(), strict=True))
+    }
+    for o, nodes in started.values():
+        v[o] = 1.0
+        for n in nodes:
+            w[pair_at[(o, n)]] = 1.0
+    index = np.concatenate(
+        [
+            np.arange(pl.v.start, pl.v.start + pl.v.size),
+            np.arange(pl.w.start, pl.w.start + pl.w.size),
+        ]
+    )
+    return index.astype(np.int64), np.concatenate([v, w])
+
+
 def check_feasible(inst: Instance, started: dict[int, tuple[int, list[int]]]) -> list[str]:
     """Independent of the model: shapes respected and no node over its free GPUs."""
     problems = []
@@ -148,7 +172,8 @@ def run(
     status, solver_objective = Status.OPTIMAL, None
     if inst.options.size:
         model, placement = build(inst, options)
-        solution = ctx.solve(model)
+        first = greedy(inst, options.w1, options.penalty)
+        solution = ctx.solve(model, start=start_vector(inst, placement, first))
         status, solver_objective = solution.status, solution.objective
         if not status.has_solution:
             return outcome_from(inst, problem, options, None, status, None)

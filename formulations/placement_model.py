@@ -7,7 +7,6 @@ at least p_o free GPUs):
     w_on ∈ {0,1}         ... and uses node n
     Σ_{o∈a} v_o ≤ 1                       (start at most once)
     Σ_n w_on = k_o v_o                    (exactly k_o nodes: the shape, never another split)
-    w_on ≤ v_o                            (strong linking: tightens the relaxation)
     Σ_o p_o w_on ≤ F_n                    (free GPUs of node n; running jobs never move)
 Symmetry: interchangeable candidates start in order (Σ v_a ≥ Σ v_a+1); interchangeable empty
 nodes are loaded in order (load_n ≥ load_n+1). Both only pick one of equivalent optima.
@@ -79,6 +78,7 @@ def add_placement(model: Model, inst: Instance) -> Placement:
     )
     placement = Placement(v, w, pair_option, pair_node, eligible)
     _add_core_rows(model, inst, placement, job_label)
+    _add_cardinality_rows(model, inst, placement)
     _add_symmetry_rows(model, inst, placement)
     return placement
 
@@ -103,14 +103,6 @@ def _add_core_rows(model: Model, inst: Instance, pl: Placement, job_label: list[
         upper=0.0,
         coords=(("job", Take(job_label, opts.candidate)),),
     )
-    model.add_constraints(
-        "link",
-        {
-            pl.w: sp.identity(n_pair, format="csr"),
-            pl.v: matrix(np.arange(n_pair), pl.pair_option, -1.0, (n_pair, n_opt)),
-        },
-        upper=0.0,
-    )
     n_nodes = len(inst.node_ids)
     model.add_constraints(
         "capacity",
@@ -121,6 +113,33 @@ def _add_core_rows(model: Model, inst: Instance, pl: Placement, job_label: list[
         },
         upper=inst.free.astype(float),
         coords=(("node", inst.node_ids),),
+    )
+
+
+def _add_cardinality_rows(model: Model, inst: Instance, pl: Placement) -> None:
+    """Σ_{o: p_o ≥ t} w_on ≤ ⌊F_n / t⌋ for each piece size t that does not divide F_n.
+
+    Implied for integers (each such piece takes t GPUs or more) and by the capacity row when t
+    divides F_n; otherwise it cuts fractional packings, e.g. two pieces of 2 GPUs at 3/4 each on
+    a node with 3 free GPUs.
+    """
+    per_node = inst.options.per_node[pl.pair_option]
+    free = inst.free[pl.pair_node]
+    rows, cols, upper, labels = [], [], [], []
+    for t in np.unique(per_node).tolist():
+        sel = np.flatnonzero((per_node >= t) & (free % t != 0))
+        nodes = np.unique(pl.pair_node[sel])
+        rows.append(len(upper) + np.searchsorted(nodes, pl.pair_node[sel]))
+        cols.append(sel)
+        upper.extend((inst.free[nodes] // t).tolist())
+        labels.extend(f"{inst.node_ids[n]}/{t}" for n in nodes.tolist())
+    if not upper:
+        return
+    model.add_constraints(
+        "pieces",
+        {pl.w: matrix(np.concatenate(rows), np.concatenate(cols), 1.0, (len(upper), pl.num_pairs))},
+        upper=np.array(upper, dtype=float),
+        coords=(("node_size", labels),),
     )
 
 

@@ -2,21 +2,25 @@
 
 Co-location is aggregated by configuration per node instead of per job pair, which keeps the
 model linear in (configurations × nodes) rather than quadratic in jobs. With α_o the
-configuration (class, demand, k_o) of option o and w_on from `placement_model`:
+configuration (class, demand, k_o) of option o, w_on from `placement_model`, and the constants
+R_αn = max(1, max_{r on n} CS(α | α_r)) (running jobs on n) and K_r = max(1, CS of running job r
+from its running co-runners):
 
     h_βn ≥ w_on                        ∀ o with α_o = β      (a candidate of config β is on n)
     Σ_{o: α_o=α} w_on − 1 ≤ (m_αn − 1) h2_αn                 (two or more of config α on n)
-    P_αn ≥ 1 + (CS(α|β) − 1) h_βn       ∀ β ≠ α               (what config α suffers on n
-    P_αn ≥ 1 + (CS(α|α) − 1) h2_αn                              from other candidates)
+    P_αn ≥ R_αn + (CS(α|β) − R_αn) h_βn  ∀ β ≠ α              (what config α suffers on n)
+    P_αn ≥ R_αn + (CS(α|α) − R_αn) h2_αn
     c_a ≥ P_{α_o n} − (P̄_αn − 1)(1 − w_on)                      (candidate a, if it is on n)
-    c_a ≥ 1 + Σ_{o∈a} (R_{α_o n} − 1) w_on                      (running co-runners on n,
-                                                                 R_αn = max_{r on n} CS(α|α_r))
-    c_r ≥ 1 + (CS(α_r|β) − 1) h_βn      ∀ n ∈ nodes(r)          (running job r)
-    c_r ≥ K_r = max(1, CS from its running co-runners)          (a bound, not a row)
+    c_a ≥ 1 + Σ_{o∈a} (R_{α_o n} − 1) w_on           ∀ n       (running co-runners on n)
+    c_a ≥ 1 + Σ_{o∈a} Σ_n (R_{α_o n} − 1) w_on / k_o            (the mean over a's nodes is at
+                                                                  most their max: a valid row
+                                                                  that stops the relaxation from
+                                                                  spreading jobs thinly)
+    c_r ≥ K_r + (CS(α_r|β) − K_r) h_βn   ∀ n ∈ nodes(r)          (running job r), c_r ≥ K_r
 
-Rows exist only where some CS exceeds 1; jobs without any keep a constant CS. Minimizing Σ c
-makes every c equal to its definition at an optimum. m_αn bounds the pieces of config α that fit
-node n, P̄_αn the largest value P_αn can take.
+Rows are only written where they can bind (a CS above R_αn, resp. K_r); jobs without any keep a
+constant CS. Minimizing Σ c makes every c equal to its definition at an optimum. m_αn bounds the
+pieces of config α that fit node n together, P̄_αn the largest value P_αn can take.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from formulations.placement_instance import Instance
@@ -52,7 +57,13 @@ class Indexed:
 
 
 def indexed(
-    model: Model, name: str, mask: BoolArray, inst: Instance, *, integer: bool, lower: float
+    model: Model,
+    name: str,
+    mask: BoolArray,
+    inst: Instance,
+    *,
+    integer: bool,
+    lower: float | FloatArray,
 ) -> Indexed:
     cfg, node = np.nonzero(mask)
     labels = [",".join(map(str, c)) for c in inst.configs]
@@ -97,22 +108,33 @@ def add_worst(model: Model, inst: Instance, pl: Placement) -> Penalty:
     cfg, node = opts.config[pl.pair_option], pl.pair_node  # per (option, node) pair
     present = np.zeros((n_cfg, n_node), bool)
     present[cfg, node] = True
-    strong = inst.cs > 1.0
-    hurt = strong & ~np.eye(n_cfg, dtype=bool)
-    cand_hurt = hurt[:, :, None] & present[:, None, :] & present[None, :, :]  # α, β, n
+    base = running_worst(inst)  # R_αn
+    size = np.ones(n_cfg, dtype=np.int64)
+    size[opts.config] = opts.per_node
+    # CS(α|β) > R_αn: a candidate of config β on n makes config α suffer more than it already
+    # does; and both pieces must fit on n together.
+    above = (inst.cs[:, :, None] > base[:, None, :]) & ~np.eye(n_cfg, dtype=bool)[:, :, None]
+    together = (size[:, None, None] + size[None, :, None]) <= inst.free[None, None, :]
+    cand_hurt = above & together & present[:, None, :] & present[None, :, :]  # α, β, n
     pieces = _pieces(inst, pl, cfg, node)
-    need_h2 = present & np.diag(strong)[:, None] & (pieces >= 2)
+    need_h2 = present & (np.diag(inst.cs)[:, None] > base) & (pieces >= 2)
     need_p = cand_hurt.any(axis=1) | need_h2
+    # Nodes that hold at most one candidate piece: there the sum over pieces is the max.
+    smallest = np.full(n_node, np.iinfo(np.int64).max)
+    np.minimum.at(smallest, node, opts.per_node[pl.pair_option])
+    single = inst.free < 2 * smallest
     r_job, r_node = running_pieces(inst)
     r_cfg = inst.running_config[r_job]
-    run_hurt = strong[r_cfg] & present[:, r_node].T  # running piece × β
+    floor = running_floor(inst)
+    run_hurt = (inst.cs[r_cfg] > floor[r_job][:, None]) & present[:, r_node].T  # piece × β
+    run_hurt &= ~single[r_node][:, None]
     need_h = cand_hurt.any(axis=0)
     piece, beta = np.nonzero(run_hurt)
     need_h[beta, r_node[piece]] = True
 
     h = indexed(model, "colocated", need_h, inst, integer=True, lower=0.0)
     h2 = indexed(model, "colocated_twice", need_h2, inst, integer=True, lower=0.0)
-    p = indexed(model, "suffers", need_p, inst, integer=False, lower=1.0)
+    p = indexed(model, "suffers", need_p, inst, integer=False, lower=base[need_p])
     sel = np.flatnonzero(need_h[cfg, node])
     if sel.size:
         model.add_constraints(
@@ -126,9 +148,12 @@ def add_worst(model: Model, inst: Instance, pl: Placement) -> Penalty:
             lower=0.0,
         )
     _twice_rows(model, h2, pieces, cfg, node, pl)
-    bound = _suffer_rows(model, inst, p, h, h2, cand_hurt)
-    c_cand = _candidate_rows(model, inst, pl, p, bound, cfg, node)
-    c_run, run_has, floor = _running_rows(model, inst, h, piece, beta, r_job, r_node)
+    bound = _suffer_rows(model, inst, p, h, h2, cand_hurt, base)
+    c_cand = _candidate_rows(model, inst, pl, p, bound, base, cfg, node)
+    spread = np.where(single[node], 1.0, opts.per_node[pl.pair_option] / inst.free[node])
+    c_run, run_has = _running_rows(
+        model, inst, pl, h, (piece, beta), (r_job, r_node), floor, spread
+    )
     constant = float(floor[~run_has].sum()) + float(inst.candidates.size - c_cand.size)
     return Penalty(
         {c_cand: np.ones(c_cand.size), c_run: np.ones(c_run.size)},
@@ -169,35 +194,37 @@ def _twice_rows(
 
 
 def _suffer_rows(
-    model: Model, inst: Instance, p: Indexed, h: Indexed, h2: Indexed, cand_hurt: BoolArray
+    model: Model,
+    inst: Instance,
+    p: Indexed,
+    h: Indexed,
+    h2: Indexed,
+    cand_hurt: BoolArray,
+    base: FloatArray,
 ) -> FloatArray:
-    """P_αn ≥ 1 + (CS − 1)·h; returns P̄ (configs × nodes), the largest P can be."""
+    """P_αn ≥ R_αn + (CS − R_αn)·h; returns P̄ (configs × nodes), the largest P can be."""
     alpha, beta, n = np.nonzero(cand_hurt)
-    gain = inst.cs[alpha, beta] - 1.0
+    gain = inst.cs[alpha, beta] - base[alpha, n]
     a2, n2 = np.nonzero(h2.index >= 0)
-    gain2 = inst.cs[a2, a2] - 1.0
+    gain2 = inst.cs[a2, a2] - base[a2, n2]
     rows = np.arange(alpha.size + a2.size)
-    bound = np.ones(p.index.shape)
+    bound = base.copy()
     if not rows.size:
         return bound
+    target = np.concatenate([alpha, a2]), np.concatenate([n, n2])
     model.add_constraints(
         "suffers_bound",
         {
-            p.block: matrix(
-                rows,
-                np.concatenate([p.index[alpha, n], p.index[a2, n2]]),
-                1.0,
-                (rows.size, p.block.size),
-            ),
+            p.block: matrix(rows, p.index[target], 1.0, (rows.size, p.block.size)),
             h.block: matrix(rows[: alpha.size], h.index[beta, n], -gain, (rows.size, h.block.size)),
             h2.block: matrix(
                 rows[alpha.size :], h2.index[a2, n2], -gain2, (rows.size, h2.block.size)
             ),
         },
-        lower=1.0,
+        lower=base[target],
     )
-    np.maximum.at(bound, (alpha, n), gain + 1.0)
-    np.maximum.at(bound, (a2, n2), gain2 + 1.0)
+    np.maximum.at(bound, (alpha, n), inst.cs[alpha, beta])
+    np.maximum.at(bound, (a2, n2), inst.cs[a2, a2])
     return bound
 
 
@@ -216,13 +243,14 @@ def _candidate_rows(
     pl: Placement,
     p: Indexed,
     bound: FloatArray,
+    base: FloatArray,
     cfg: IntArray,
     node: IntArray,
 ) -> Block:
-    """c_a ≥ P − (P̄ − 1)(1 − w) per pair, and c_a ≥ 1 + Σ (R − 1) w per (candidate, node)."""
+    """c_a ≥ P − (P̄ − 1)(1 − w) per pair; c_a ≥ 1 + Σ (R − 1) w per node and on average."""
     cand = inst.options.candidate[pl.pair_option]
     via_p = np.flatnonzero(p.index[cfg, node] >= 0)
-    excess = running_worst(inst)[cfg, node] - 1.0
+    excess = base[cfg, node] - 1.0
     via_r = np.flatnonzero(excess > 0)
     used = np.unique(np.concatenate([cand[via_p], cand[via_r]]))
     labels = [inst.job_ids[j] for j in inst.candidates]
@@ -245,31 +273,108 @@ def _candidate_rows(
     if via_r.size:
         keys, row = np.unique(np.stack([cand[via_r], node[via_r]]), axis=1, return_inverse=True)
         row = row.reshape(-1)
-        first = np.searchsorted(used, keys[0])
+        count = keys.shape[1]
         model.add_constraints(
             "cs_running_neighbours",
             {
-                c: matrix(np.arange(keys.shape[1]), first, 1.0, (keys.shape[1], c.size)),
-                pl.w: matrix(row, via_r, -excess[via_r], (keys.shape[1], pl.num_pairs)),
+                c: matrix(np.arange(count), np.searchsorted(used, keys[0]), 1.0, (count, c.size)),
+                pl.w: matrix(row, via_r, -excess[via_r], (count, pl.num_pairs)),
             },
             lower=1.0,
         )
+        mean_of = np.unique(cand[via_r])
+        k = inst.options.nodes[pl.pair_option[via_r]]
+        model.add_constraints(
+            "cs_running_mean",
+            {
+                c: matrix(
+                    np.arange(mean_of.size),
+                    np.searchsorted(used, mean_of),
+                    1.0,
+                    (mean_of.size, c.size),
+                ),
+                pl.w: matrix(
+                    np.searchsorted(mean_of, cand[via_r]),
+                    via_r,
+                    -excess[via_r] / k,
+                    (mean_of.size, pl.num_pairs),
+                ),
+            },
+            lower=1.0,
+        )
+        _kth_rows(model, inst, pl, c, used, base[cfg, node])
     return c
+
+
+def _kth_rows(
+    model: Model, inst: Instance, pl: Placement, c: Block, used: IntArray, r_pair: FloatArray
+) -> None:
+    """c_a ≥ 1 + Σ_o [(R°_k − 1) v_o + Σ_n (R_on − R°_k)⁺ w_on / k_o], R°_k the k-th smallest R
+    over option o's nodes: any k of them include one at least that bad, and each node above it
+    raises the max by at least its excess over k. Exact at the cheapest placement, unlike the
+    mean, and it prices starting at all (the v term)."""
+    opts = inst.options
+    order = np.lexsort((r_pair, pl.pair_option))
+    first = np.searchsorted(pl.pair_option[order], np.arange(opts.size))
+    kth = np.ones(opts.size)
+    has = np.bincount(pl.pair_option, minlength=opts.size) >= opts.nodes
+    kth[has] = r_pair[order[first[has] + opts.nodes[has] - 1]]
+    above = np.maximum(r_pair - kth[pl.pair_option], 0.0) / opts.nodes[pl.pair_option]
+    rows_of = np.searchsorted(used, opts.candidate)
+    mine = np.isin(opts.candidate, used)
+    pair_mine = mine[pl.pair_option] & (above > 0)
+    if not (mine & (kth > 1)).any() and not pair_mine.any():
+        return
+    model.add_constraints(
+        "cs_running_kth",
+        {
+            c: sp.identity(used.size, format="csr"),
+            pl.v: matrix(
+                rows_of[mine], np.flatnonzero(mine), -(kth[mine] - 1.0), (used.size, opts.size)
+            ),
+            pl.w: matrix(
+                rows_of[pl.pair_option[pair_mine]],
+                np.flatnonzero(pair_mine),
+                -above[pair_mine],
+                (used.size, pl.num_pairs),
+            ),
+        },
+        lower=1.0,
+    )
 
 
 def _running_rows(
     model: Model,
     inst: Instance,
+    pl: Placement,
     h: Indexed,
-    piece: IntArray,
-    beta: IntArray,
-    r_job: IntArray,
-    r_node: IntArray,
-) -> tuple[Block, NDArray[np.bool_], FloatArray]:
-    """c_r ≥ 1 + (CS(α_r|β) − 1) h_βn for the candidate configs β that can land on r's nodes."""
-    floor = running_floor(inst)
-    job = r_job[piece]
-    used = np.unique(job)
+    hurt: tuple[IntArray, IntArray],
+    pieces: tuple[IntArray, IntArray],
+    floor: FloatArray,
+    spread: FloatArray,
+) -> tuple[Block, NDArray[np.bool_]]:
+    """Running job r on node n:
+        c_r ≥ K_r + (CS(α_r|β) − K_r) h_βn                 (exact max, nodes with room for two)
+        c_r ≥ K_r + Σ_o (CS(α_r|α_o) − K_r)⁺ s_on w_on      (s = 1 where one piece fits: exact;
+                                                             else p_o / F_n: the pieces' GPU-
+                                                             weighted mean, at most their max)
+    The second row is what keeps the relaxation from diluting damage over many fractional
+    pieces."""
+    piece, beta = hurt
+    r_job, r_node = pieces
+    opts = inst.options
+    cfg, node = opts.config[pl.pair_option], pl.pair_node
+    # (running piece, pair) couples on the same node with a positive excess.
+    by_node = [np.flatnonzero(node == n) for n in range(len(inst.node_ids))]
+    couple_piece = np.repeat(np.arange(r_job.size), [by_node[n].size for n in r_node.tolist()])
+    couple_pair = (
+        np.concatenate([by_node[n] for n in r_node.tolist()]) if r_job.size else np.zeros(0, int)
+    )
+    job = r_job[couple_piece]
+    excess = inst.cs[inst.running_config[job], cfg[couple_pair]] - floor[job]
+    keep = excess > 0
+    couple_piece, couple_pair, excess = couple_piece[keep], couple_pair[keep], excess[keep]
+    used = np.unique(np.concatenate([r_job[piece], r_job[couple_piece]]))
     has = np.zeros(inst.running.size, bool)
     has[used] = True
     labels = [inst.job_ids[j] for j in inst.running]
@@ -277,8 +382,9 @@ def _running_rows(
         "cs_running", used.size, lower=floor[used], coords=(("job", Take(labels, used)),)
     )
     if piece.size:
+        job = r_job[piece]
         rows = np.arange(piece.size)
-        gain = inst.cs[inst.running_config[job], beta] - 1.0
+        gain = inst.cs[inst.running_config[job], beta] - floor[job]
         model.add_constraints(
             "cs_running",
             {
@@ -287,6 +393,24 @@ def _running_rows(
                     rows, h.index[beta, r_node[piece]], -gain, (rows.size, h.block.size)
                 ),
             },
-            lower=1.0,
+            lower=floor[job],
         )
-    return c, has, floor
+    if couple_piece.size:
+        rows_of, row = np.unique(couple_piece, return_inverse=True)
+        job = r_job[rows_of]
+        model.add_constraints(
+            "cs_running_sum",
+            {
+                c: matrix(
+                    np.arange(rows_of.size), np.searchsorted(used, job), 1.0, (rows_of.size, c.size)
+                ),
+                pl.w: matrix(
+                    row.reshape(-1),
+                    couple_pair,
+                    -excess * spread[couple_pair],
+                    (rows_of.size, pl.num_pairs),
+                ),
+            },
+            lower=floor[job],
+        )
+    return c, has

@@ -50,6 +50,13 @@ def main_command(
     solver: Annotated[str | None, typer.Option(help="The backend's own solver.")] = None,
     time_limit: Annotated[float | None, typer.Option(help="Seconds per solve.")] = None,
     mip_gap: Annotated[float | None, typer.Option(help="Relative MILP gap.")] = None,
+    contention_csv: Annotated[
+        Path | None,
+        typer.Option(
+            help="DeepShare contention CSV (matrix or long form): becomes the snapshot's "
+            "`contention` table."
+        ),
+    ] = None,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Policy option KEY=VALUE (value parsed as JSON)."),
@@ -82,6 +89,8 @@ def main_command(
             options[key] = value
     data = _read_json(snapshot)
     try:
+        if contention_csv is not None:
+            data = _with_contention(data, contention_csv)
         result = solve(data, policy=policy, options=options)
     except InputError as exc:
         _fail(f"invalid input: {exc.one_line()}")
@@ -110,6 +119,17 @@ def _read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         _fail(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+
+
+def _with_contention(data: Any, path: Path) -> Any:
+    from solver.datasets.deepshare import read_contention_csv
+
+    if isinstance(data, dict) and data.get("contention") is not None:
+        raise InputError.single(
+            ("contention",), "given both in the snapshot and by --contention-csv; keep one"
+        )
+    table = read_contention_csv(path)
+    return {**data, "contention": table.model_dump()} if isinstance(data, dict) else data
 
 
 def _parse_options(pairs: list[str]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -44,12 +44,18 @@ class SolveContext:
             verbose=self.options.verbose,
         )
 
-    def solve(self, model: Model, lp_method: LpMethod = LpMethod.AUTO) -> Solution:
-        """Compile and solve one model; `lp_method` is the formulation's measured preference."""
+    def solve(
+        self,
+        model: Model,
+        lp_method: LpMethod = LpMethod.AUTO,
+        start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
+    ) -> Solution:
+        """Compile and solve one model; `lp_method` is the formulation's measured preference,
+        `start` a MILP starting point (column indices, values) for backends that take one."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
-        settings = self.settings(lp_method)
+        settings = replace(self.settings(lp_method), start=start)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         solution = backend.solve(compiled, settings)
         if backend.name not in self.backends_used:

@@ -87,6 +87,9 @@ class HighsBackend(Backend):
         h = highspy.Highs()
         configure(h, model, settings)
         h.passModel(to_highs_lp(model))
+        if settings.start is not None and model.is_mip:
+            index, value = settings.start
+            h.setSolution(int(index.size), index.astype(np.int32), value.astype(np.float64))
         started = time.perf_counter()
         h.run()
         return read_solution(h, model, time.perf_counter() - started)

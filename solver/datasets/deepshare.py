@@ -140,8 +140,8 @@ def trace_snapshot(
     candidates: int = 6,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """A placement snapshot from a trace: the queue head runs (placed at random with DeepShare's
-    shapes, skipping jobs that do not fit), the next `candidates` jobs wait."""
+    """A placement snapshot from a trace: up to `running` jobs from the queue head run (placed at
+    random with DeepShare's shapes, until one does not fit), the next `candidates` jobs wait."""
     rng = random.Random(seed)
     free = {f"node-{n}": gpus_per_node for n in range(nodes)}
     jobs: list[dict[str, Any]] = []
@@ -151,7 +151,8 @@ def trace_snapshot(
         position += 1
         placement = _random_placement(job["gpu_demand"], free, rng)
         if placement is None:
-            continue
+            position -= 1  # the cluster is full for it: it heads the waiting queue
+            break
         for node, gpus in placement.items():
             free[node] -= gpus
         jobs.append({"id": job["id"], "workload_class": job["model"], "placement": placement})
