@@ -28,18 +28,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
 from pydantic import Field, field_validator
 
-from formulations.placement_additive import add_additive
-from formulations.placement_eval import Evaluation, evaluate
-from formulations.placement_greedy import greedy
-from formulations.placement_instance import Instance, build_instance
-from formulations.placement_model import Placement, add_placement
+from formulations.placement_eval import evaluate
+from formulations.placement_instance import build_instance
 from formulations.placement_report import outcome_from
-from formulations.placement_worst import Penalty, add_worst
+from formulations.placement_solve import solve as solve_placement
 from solver.errors import InputError
-from solver.model import Model, Sense
 from solver.options import PolicyOptions
 from solver.policy import Outcome, Policy, SolveContext
 from solver.problem import ClusterArrays
@@ -88,75 +83,6 @@ class ContentionPlacementOptions(PolicyOptions):
         return shapes
 
 
-def build(inst: Instance, options: ContentionPlacementOptions) -> tuple[Model, Placement]:
-    model = Model("contention_placement")
-    placement = add_placement(model, inst)
-    w1 = options.w1
-    w2 = 1.0 - w1
-    m, total = inst.num_jobs, inst.total_gpus
-    g_running = sum(int(g.sum()) for g in inst.running_gpus)
-    demand = inst.demand[inst.options.candidate].astype(float)
-    penalty = Penalty({}, float(m))  # every job at CS 1 when contention has no weight
-    if w1 > 0:
-        add = add_worst if options.penalty == "worst" else add_additive
-        penalty = add(model, inst, placement)
-    terms = {placement.v: w2 * demand / total}
-    for block, coefficients in penalty.terms.items():
-        if block.size:
-            terms[block] = -w1 * coefficients / m
-    offset = w2 * g_running / total - w1 * penalty.constant / m
-    model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
-    return model, placement
-
-
-def decode(inst: Instance, pl: Placement, x: np.ndarray) -> dict[int, tuple[int, list[int]]]:
-    """Started candidates: job index → (option, node indices), read from the 0/1 values."""
-    v = x[pl.v.span] > 0.5
-    w = x[pl.w.span] > 0.5
-    started: dict[int, tuple[int, list[int]]] = {}
-    for o in np.flatnonzero(v).tolist():
-        nodes = pl.pair_node[(pl.pair_option == o) & w].tolist()
-        started[int(inst.candidates[inst.options.candidate[o]])] = (o, nodes)
-    return started
-
-
-def start_vector(
-    inst: Instance, pl: Placement, started: dict[int, tuple[int, list[int]]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The placement decisions (start, use) of `started` as a sparse MILP starting point."""
-    v = np.zeros(pl.v.size)
-    w = np.zeros(pl.w.size)
-    pair_at = {
-        (o, n): i
-        for i, (o, n) in enumerate(zip(pl.pair_option.tolist(), pl.pair_node.tolist(), strict=True))
-    }
-    for o, nodes in started.values():
-        v[o] = 1.0
-        for n in nodes:
-            w[pair_at[(o, n)]] = 1.0
-    index = np.concatenate(
-        [
-            np.arange(pl.v.start, pl.v.start + pl.v.size),
-            np.arange(pl.w.start, pl.w.start + pl.w.size),
-        ]
-    )
-    return index.astype(np.int64), np.concatenate([v, w])
-
-
-def check_feasible(inst: Instance, started: dict[int, tuple[int, list[int]]]) -> list[str]:
-    """Independent of the model: shapes respected and no node over its free GPUs."""
-    problems = []
-    load = np.zeros(len(inst.node_ids), dtype=np.int64)
-    opts = inst.options
-    for j, (o, nodes) in started.items():
-        if len(set(nodes)) != opts.nodes[o]:
-            problems.append(f"{inst.job_ids[j]} uses {len(nodes)} nodes, its shape {opts.nodes[o]}")
-        load[nodes] += opts.per_node[o]
-    for n in np.flatnonzero(load > inst.free).tolist():
-        problems.append(f"node {inst.node_ids[n]} over its free GPUs")
-    return problems
-
-
 def run(
     snapshot: Snapshot,
     problem: ClusterArrays,
@@ -168,22 +94,21 @@ def run(
     inst = build_instance(
         snapshot, options.shapes, options.allow_single_node, options.contention_scope
     )
-    started: dict[int, tuple[int, list[int]]] = {}
-    status, solver_objective = Status.OPTIMAL, None
-    if inst.options.size:
-        model, placement = build(inst, options)
-        first = greedy(inst, options.w1, options.penalty)
-        solution = ctx.solve(model, start=start_vector(inst, placement, first))
-        status, solver_objective = solution.status, solution.objective
-        if not status.has_solution:
-            return outcome_from(inst, problem, options, None, status, None)
-        started = decode(inst, placement, solution.x)
-        problems = check_feasible(inst, started)
-        if problems:
-            # Never hand a scheduler a placement that breaks the rules, whatever the solver said.
-            return outcome_from(inst, problem, options, None, Status.ERROR, None, warnings=problems)
-    evaluation: Evaluation = evaluate(inst, started, options.w1, options.penalty)
-    return outcome_from(inst, problem, options, evaluation, status, solver_objective, started)
+    if not inst.options.size:  # nothing can start: no model to solve
+        evaluation = evaluate(inst, {}, options.w1, options.penalty)
+        return outcome_from(inst, problem, options, evaluation, Status.OPTIMAL, None)
+    answer = solve_placement(inst, options, ctx)
+    if ctx.last is not None:
+        ctx.last.mip_gap = answer.gap  # the gap of the answer, across lazy rounds
+    if not answer.status.has_solution or answer.problems:
+        # Never hand a scheduler a placement that breaks the rules, whatever the solver said.
+        return outcome_from(
+            inst, problem, options, None, answer.status, None, warnings=answer.problems
+        )
+    evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
+    return outcome_from(
+        inst, problem, options, evaluation, answer.status, answer.solver_objective, answer.started
+    )
 
 
 POLICY = Policy(

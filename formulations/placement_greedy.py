@@ -92,7 +92,7 @@ def _best_move(
     opts = inst.options
     j = int(inst.candidates[position])
     best: tuple[float, int, list[int]] = (-np.inf, -1, [])
-    for o in np.flatnonzero(opts.candidate == position).tolist():
+    for o in inst.options_of(position).tolist():
         k, p, alpha = int(opts.nodes[o]), int(opts.per_node[o]), int(opts.config[o])
         fits = np.flatnonzero((inst.node_type == opts.gpu_type[o]) & (state.residual >= p))
         if fits.size < k:

@@ -28,13 +28,17 @@ Shape = tuple[int, int]  # (nodes, GPUs per node)
 
 @dataclass
 class Options:
-    """Per-candidate row: the shapes a candidate may start with."""
+    """One row per way to start: a candidate's shape, or a *pooled* single-node shape shared by
+    a group of interchangeable candidates (then `candidate` is the group's first member and up
+    to `limit` of them may start that way)."""
 
     candidate: IntArray  # candidate position (index into Instance.candidates)
     nodes: IntArray  # k
     per_node: IntArray  # p
     gpu_type: IntArray  # type index
     config: IntArray  # config index
+    pooled: NDArray[np.bool_]
+    limit: IntArray  # starts this row can carry: 1, or the group's size when pooled
 
     @property
     def size(self) -> int:
@@ -58,6 +62,7 @@ class Instance:
     candidates: IntArray  # job indices of waiting jobs
     demand: IntArray  # per candidate
     identity: list[tuple[object, ...]]  # per candidate: equal tuples = interchangeable jobs
+    group: IntArray  # per candidate: its group of interchangeable candidates
     options: Options
     configs: list[Config]
     cs: FloatArray  # cs[α, β] = CS(config α | config β)
@@ -72,6 +77,13 @@ class Instance:
     @property
     def total_gpus(self) -> int:
         return int(self.node_gpus.sum())
+
+    def options_of(self, position: int) -> IntArray:
+        """Rows candidate `position` may start with: its own and its group's pooled ones."""
+        opts = self.options
+        own = (opts.candidate == position) & ~opts.pooled
+        shared = opts.pooled & (self.group[opts.candidate] == self.group[position])
+        return np.flatnonzero(own | shared)
 
     def source(self, target: int, co_runner: int) -> Lookup:
         """How CS(config target | config co_runner) was found."""
@@ -148,7 +160,8 @@ def build_instance(
             rows.append((position, k, p, t, config_of((cfg_class, job.scale_factor, k))))
         identity.append((cfg_class, job.scale_factor, tuple(fitting)))
 
-    table = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    group = _groups(identity)
+    table = _pool(np.array(rows, dtype=np.int64).reshape(-1, 5), group, scope == "multi_node")
     lookup = ContentionLookup(snapshot.contention, scope)
     config_list = list(configs)
     instance = Instance(
@@ -165,7 +178,10 @@ def build_instance(
         candidates=np.array(candidates, dtype=np.int64),
         demand=np.array([snapshot.jobs[j].scale_factor for j in candidates], dtype=np.int64),
         identity=identity,
-        options=Options(*(table[:, i].copy() for i in range(5))),
+        group=group,
+        options=Options(
+            *(table[:, i].copy() for i in range(5)), table[:, 5] > 0, table[:, 6].copy()
+        ),
         configs=config_list,
         cs=np.ones((len(config_list), len(config_list))),
         lookup=lookup,
@@ -175,6 +191,36 @@ def build_instance(
         for b in range(len(config_list)):
             instance.cs[a, b] = instance.source(a, b).cs
     return instance
+
+
+def _groups(identity: list[tuple[object, ...]]) -> IntArray:
+    """Group id per candidate: candidates with equal identity are interchangeable."""
+    ids: dict[tuple[object, ...], int] = {}
+    return np.array([ids.setdefault(key, len(ids)) for key in identity], dtype=np.int64)
+
+
+def _pool(table: IntArray, group: IntArray, pool: bool) -> IntArray:
+    """Columns candidate, k, p, type, config, pooled, limit. With `pool`, the single-node rows of
+    a group of interchangeable candidates become one row on its first member that up to the
+    group's size of them may use: single-node jobs neither suffer nor cause contention then, so
+    which member lands where does not matter, and one integer count per node replaces a binary
+    per member (no symmetric copies for the search to revisit)."""
+    if not table.size:
+        return np.zeros((0, 7), dtype=np.int64)
+    single = table[:, 1] == 1
+    if not pool or not single.any():
+        return np.column_stack(
+            [table, np.zeros(len(table), np.int64), np.ones(len(table), np.int64)]
+        )
+    size = np.bincount(group)
+    first = np.full(size.size, -1)
+    for position in range(group.size - 1, -1, -1):
+        first[group[position]] = position
+    keep = ~single | (table[:, 0] == first[group[table[:, 0]]])
+    out = table[keep]
+    pooled = (out[:, 1] == 1).astype(np.int64)
+    limit = np.where(pooled > 0, size[group[out[:, 0]]], 1)
+    return np.column_stack([out, pooled, limit])
 
 
 def _allowed(

@@ -61,14 +61,17 @@ def add_placement(model: Model, inst: Instance) -> Placement:
     v = model.add_variables(
         "start",
         opts.size,
-        upper=1.0,
+        upper=opts.limit.astype(float),
         integer=True,
         coords=(("job", Take(job_label, opts.candidate)), ("shape", shape_label)),
     )
+    # A pooled single-node row counts jobs per node: up to its limit, or what fits the node.
+    fits = inst.free[pair_node] // opts.per_node[pair_option]
+    w_upper = np.where(opts.pooled[pair_option], np.minimum(opts.limit[pair_option], fits), 1)
     w = model.add_variables(
         "use",
         pair_option.size,
-        upper=1.0,
+        upper=w_upper.astype(float),
         integer=True,
         coords=(
             ("job", Take(job_label, opts.candidate[pair_option])),
@@ -85,14 +88,28 @@ def add_placement(model: Model, inst: Instance) -> Placement:
 
 def _add_core_rows(model: Model, inst: Instance, pl: Placement, job_label: list[str]) -> None:
     opts, n_opt, n_pair = inst.options, inst.options.size, pl.num_pairs
-    cand = np.unique(opts.candidate)
-    row_of = np.searchsorted(cand, opts.candidate)
+    own = np.flatnonzero(~opts.pooled)
+    cand = np.unique(opts.candidate[own])
     model.add_constraints(
         "start_once",
-        {pl.v: matrix(row_of, np.arange(n_opt), 1.0, (cand.size, n_opt))},
+        {pl.v: matrix(np.searchsorted(cand, opts.candidate[own]), own, 1.0, (cand.size, n_opt))},
         upper=1.0,
         coords=(("job", Take(job_label, cand)),),
     )
+    if opts.pooled.any():
+        # A group starts at most its size: pooled single-node starts plus its members' own.
+        group_of_option = inst.group[opts.candidate]
+        groups = np.unique(group_of_option[opts.pooled])
+        sel = np.flatnonzero(np.isin(group_of_option, groups))
+        model.add_constraints(
+            "start_group",
+            {
+                pl.v: matrix(
+                    np.searchsorted(groups, group_of_option[sel]), sel, 1.0, (groups.size, n_opt)
+                )
+            },
+            upper=np.bincount(inst.group)[groups].astype(float),
+        )
     model.add_constraints(
         "shape",
         {
@@ -155,6 +172,40 @@ def interchangeable_runs(keys: list[tuple[object, ...]]) -> tuple[IntArray, IntA
     return np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64)
 
 
+def _add_order_rows(
+    model: Model,
+    inst: Instance,
+    pl: Placement,
+    incidence: sp.csr_matrix,
+    first: IntArray,
+    second: IntArray,
+) -> None:
+    """Interchangeable candidates that both start are placed in order of a position key
+    pos = Σ (option rank · N + node) · w / k (its mean node, options apart):
+        pos_b − pos_a + M (start_a − start_b) ≥ 0
+    Permuting identical jobs never changes the objective, so sorting them by pos loses nothing;
+    it removes the many equal placements the search would otherwise revisit."""
+    opts, n_nodes = inst.options, len(inst.node_ids)
+    # Rank of each own (not pooled) row within its candidate: equal across identical members.
+    own_rows = (~opts.pooled).astype(np.int64)
+    before = np.cumsum(own_rows) - own_rows
+    rank = before - before[np.searchsorted(opts.candidate, opts.candidate)]
+    key = (rank[pl.pair_option] * n_nodes + pl.pair_node) / opts.nodes[pl.pair_option]
+    own = np.flatnonzero(~opts.pooled[pl.pair_option])
+    pair_of = matrix(
+        opts.candidate[pl.pair_option[own]], own, key[own], (incidence.shape[0], pl.num_pairs)
+    )
+    big = float((rank.max(initial=0) + 1) * n_nodes)
+    model.add_constraints(
+        "symmetry_order",
+        {
+            pl.w: pair_of[second] - pair_of[first],
+            pl.v: big * (incidence[first] - incidence[second]),
+        },
+        lower=0.0,
+    )
+
+
 def _add_symmetry_rows(model: Model, inst: Instance, pl: Placement) -> None:
     opts, n_opt, n_pair = inst.options, inst.options.size, pl.num_pairs
     has_options = np.zeros(len(inst.identity), bool)
@@ -163,10 +214,12 @@ def _add_symmetry_rows(model: Model, inst: Instance, pl: Placement) -> None:
     first, second = interchangeable_runs(keys)
     if first.size:
         # Row i: Σ v(second_i) − Σ v(first_i) ≤ 0, assembled from option → candidate incidence.
-        incidence = matrix(opts.candidate, np.arange(n_opt), 1.0, (len(keys), n_opt))
+        own = np.flatnonzero(~opts.pooled)
+        incidence = matrix(opts.candidate[own], own, 1.0, (len(keys), n_opt))
         model.add_constraints(
             "symmetry_jobs", {pl.v: incidence[second] - incidence[first]}, upper=0.0
         )
+        _add_order_rows(model, inst, pl, incidence, first, second)
     occupied = np.zeros(len(inst.node_ids), bool)
     for nodes in inst.running_nodes:
         occupied[nodes] = True

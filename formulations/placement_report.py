@@ -101,7 +101,7 @@ def _reasons(
     for position, j in enumerate(inst.candidates.tolist()):
         if j in started or j in reasons:
             continue
-        mine = np.flatnonzero(opts.candidate == position)
+        mine = inst.options_of(position)
         fits = any(
             ((inst.node_type == opts.gpu_type[o]) & (residual >= opts.per_node[o])).sum()
             >= opts.nodes[o]

@@ -102,7 +102,11 @@ def running_pieces(inst: Instance) -> tuple[IntArray, IntArray]:
     return job, node.astype(np.int64)
 
 
-def add_worst(model: Model, inst: Instance, pl: Placement) -> Penalty:
+def add_worst(
+    model: Model, inst: Instance, pl: Placement, modeled: BoolArray | None = None
+) -> Penalty:
+    """The rows of the module docstring; candidate-candidate rows only for the (α, β) pairs in
+    `modeled` (all when None), so a caller can add them lazily."""
     opts = inst.options
     n_cfg, n_node = len(inst.configs), len(inst.node_ids)
     cfg, node = opts.config[pl.pair_option], pl.pair_node  # per (option, node) pair
@@ -114,10 +118,14 @@ def add_worst(model: Model, inst: Instance, pl: Placement) -> Penalty:
     # CS(α|β) > R_αn: a candidate of config β on n makes config α suffer more than it already
     # does; and both pieces must fit on n together.
     above = (inst.cs[:, :, None] > base[:, None, :]) & ~np.eye(n_cfg, dtype=bool)[:, :, None]
+    if modeled is not None:
+        above &= modeled[:, :, None]
     together = (size[:, None, None] + size[None, :, None]) <= inst.free[None, None, :]
     cand_hurt = above & together & present[:, None, :] & present[None, :, :]  # α, β, n
     pieces = _pieces(inst, pl, cfg, node)
     need_h2 = present & (np.diag(inst.cs)[:, None] > base) & (pieces >= 2)
+    if modeled is not None:
+        need_h2 &= np.diag(modeled)[:, None]
     need_p = cand_hurt.any(axis=1) | need_h2
     # Nodes that hold at most one candidate piece: there the sum over pieces is the max.
     smallest = np.full(n_node, np.iinfo(np.int64).max)
@@ -226,6 +234,25 @@ def _suffer_rows(
     np.maximum.at(bound, (alpha, n), inst.cs[alpha, beta])
     np.maximum.at(bound, (a2, n2), inst.cs[a2, a2])
     return bound
+
+
+def unmodeled_pairs(
+    inst: Instance, started: dict[int, tuple[int, list[int]]], modeled: BoolArray
+) -> BoolArray:
+    """(α, β) of co-located started candidates where CS(α|β) exceeds what the running jobs on
+    the shared node impose and the pair is not modeled yet: the rows a lazy solve must add."""
+    base = running_worst(inst)
+    missing = np.zeros_like(modeled)
+    on_node: dict[int, list[int]] = {}
+    for o, nodes in started.values():
+        for n in nodes:
+            on_node.setdefault(n, []).append(int(inst.options.config[o]))
+    for n, configs in on_node.items():
+        for i, alpha in enumerate(configs):
+            for j, beta in enumerate(configs):
+                if i != j and inst.cs[alpha, beta] > base[alpha, n] and not modeled[alpha, beta]:
+                    missing[alpha, beta] = True
+    return missing
 
 
 def running_worst(inst: Instance) -> FloatArray:
@@ -413,4 +440,35 @@ def _running_rows(
             },
             lower=floor[job],
         )
+        _touch_rows(model, inst, pl, c, used, r_job[couple_piece], couple_pair, excess, floor)
     return c, has
+
+
+def _touch_rows(
+    model: Model,
+    inst: Instance,
+    pl: Placement,
+    c: Block,
+    used: IntArray,
+    job: IntArray,
+    pair: IntArray,
+    excess: FloatArray,
+    floor: FloatArray,
+) -> None:
+    """c_r ≥ K_r + (CS(α_r|α_o) − K_r) · Σ_{n∈nodes(r)} w_on / min(k_o, |nodes(r)|) per running
+    job r and option o: the sum over r's nodes is at most that minimum, and positive exactly when
+    the job touches r, so spreading a job thinly over r's nodes no longer hides the damage."""
+    option = pl.pair_option[pair]
+    keys, row = np.unique(np.stack([job, option]), axis=1, return_inverse=True)
+    row = row.reshape(-1)
+    spans = np.array([inst.running_nodes[r].size for r in keys[0].tolist()])
+    share = np.minimum(inst.options.nodes[keys[1]], spans).astype(float)
+    count = keys.shape[1]
+    model.add_constraints(
+        "cs_running_touch",
+        {
+            c: matrix(np.arange(count), np.searchsorted(used, keys[0]), 1.0, (count, c.size)),
+            pl.w: matrix(row, pair, -excess / share[row], (count, pl.num_pairs)),
+        },
+        lower=floor[keys[0]],
+    )

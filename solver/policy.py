@@ -49,13 +49,17 @@ class SolveContext:
         model: Model,
         lp_method: LpMethod = LpMethod.AUTO,
         start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
+        time_limit: float | None = None,
     ) -> Solution:
         """Compile and solve one model; `lp_method` is the formulation's measured preference,
-        `start` a MILP starting point (column indices, values) for backends that take one."""
+        `start` a MILP starting point (column indices, values) for backends that take one,
+        `time_limit` what is left of the user's limit for formulations that solve several."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
         settings = replace(self.settings(lp_method), start=start)
+        if time_limit is not None:
+            settings = replace(settings, time_limit=time_limit)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         solution = backend.solve(compiled, settings)
         if backend.name not in self.backends_used:

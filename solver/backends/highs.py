@@ -146,6 +146,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
         solve_seconds=seconds,
         mip_gap=float(info.mip_gap) if model.is_mip and status.has_solution else None,
+        extra={"mip_dual_bound": float(info.mip_dual_bound)} if model.is_mip else {},
     )
 
 
