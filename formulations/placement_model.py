@@ -172,6 +172,70 @@ def interchangeable_runs(keys: list[tuple[object, ...]]) -> tuple[IntArray, IntA
     return np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64)
 
 
+def own_rank(inst: Instance) -> IntArray:
+    """Rank of each own (not pooled) row within its candidate: equal across identical members."""
+    opts = inst.options
+    own_rows = (~opts.pooled).astype(np.int64)
+    before = np.cumsum(own_rows) - own_rows
+    return before - before[np.searchsorted(opts.candidate, opts.candidate)]
+
+
+def node_classes(inst: Instance) -> list[tuple[object, ...]]:
+    """Equal keys = interchangeable nodes: same type and size, no running job."""
+    occupied = np.zeros(len(inst.node_ids), bool)
+    for nodes in inst.running_nodes:
+        occupied[nodes] = True
+    return [
+        (int(t), int(g)) if not busy else ("busy", n)
+        for n, (t, g, busy) in enumerate(zip(inst.node_type, inst.node_gpus, occupied, strict=True))
+    ]
+
+
+def canonical(
+    inst: Instance, started: dict[int, tuple[int, list[int]]]
+) -> dict[int, tuple[int, list[int]]]:
+    """The equivalent placement the symmetry rows keep: interchangeable nodes loaded in
+    non-increasing order, interchangeable candidates' own starts first and by position key."""
+    opts, n_nodes = inst.options, len(inst.node_ids)
+    load = np.zeros(n_nodes, dtype=np.int64)
+    for o, nodes in started.values():
+        load[nodes] += opts.per_node[o]
+    relabel = np.arange(n_nodes)
+    first, second = interchangeable_runs(node_classes(inst))
+    for members in _runs(first, second):
+        ordered = members[np.argsort(-load[members], kind="stable")]
+        relabel[ordered] = members
+    moved = {j: (o, relabel[nodes].tolist()) for j, (o, nodes) in started.items()}
+    rank = own_rank(inst)
+    out: dict[int, tuple[int, list[int]]] = {}
+    for g in np.unique(inst.group).tolist():
+        members = inst.candidates[inst.group == g].tolist()
+        mine = [moved[j] for j in members if j in moved]
+        own = sorted(
+            (p for p in mine if not opts.pooled[p[0]]),
+            key=lambda p: sum((rank[p[0]] * n_nodes + n) / opts.nodes[p[0]] for n in p[1]),
+        )
+        pooled = [p for p in mine if opts.pooled[p[0]]]
+        for j, (o, nodes) in zip(members, own + pooled, strict=False):
+            if not opts.pooled[o]:
+                position = int(np.searchsorted(inst.candidates, j))
+                rows = np.flatnonzero((opts.candidate == position) & ~opts.pooled)
+                o = int(rows[rank[o]])
+            out[j] = (o, nodes)
+    return out
+
+
+def _runs(first: IntArray, second: IntArray) -> list[IntArray]:
+    """The chains first→second of `interchangeable_runs` as member arrays."""
+    chains: list[list[int]] = []
+    for a, b in zip(first.tolist(), second.tolist(), strict=True):
+        if chains and chains[-1][-1] == a:
+            chains[-1].append(b)
+        else:
+            chains.append([a, b])
+    return [np.array(c, dtype=np.int64) for c in chains]
+
+
 def _add_order_rows(
     model: Model,
     inst: Instance,
@@ -186,10 +250,7 @@ def _add_order_rows(
     Permuting identical jobs never changes the objective, so sorting them by pos loses nothing;
     it removes the many equal placements the search would otherwise revisit."""
     opts, n_nodes = inst.options, len(inst.node_ids)
-    # Rank of each own (not pooled) row within its candidate: equal across identical members.
-    own_rows = (~opts.pooled).astype(np.int64)
-    before = np.cumsum(own_rows) - own_rows
-    rank = before - before[np.searchsorted(opts.candidate, opts.candidate)]
+    rank = own_rank(inst)
     key = (rank[pl.pair_option] * n_nodes + pl.pair_node) / opts.nodes[pl.pair_option]
     own = np.flatnonzero(~opts.pooled[pl.pair_option])
     pair_of = matrix(
@@ -220,13 +281,7 @@ def _add_symmetry_rows(model: Model, inst: Instance, pl: Placement) -> None:
             "symmetry_jobs", {pl.v: incidence[second] - incidence[first]}, upper=0.0
         )
         _add_order_rows(model, inst, pl, incidence, first, second)
-    occupied = np.zeros(len(inst.node_ids), bool)
-    for nodes in inst.running_nodes:
-        occupied[nodes] = True
-    node_keys = [
-        (int(t), int(g)) if not busy else ("busy", n)
-        for n, (t, g, busy) in enumerate(zip(inst.node_type, inst.node_gpus, occupied, strict=True))
-    ]
+    node_keys = node_classes(inst)
     first, second = interchangeable_runs(node_keys)
     if first.size:
         load = matrix(

@@ -23,7 +23,7 @@ from formulations.placement_additive import add_additive
 from formulations.placement_eval import evaluate
 from formulations.placement_greedy import greedy
 from formulations.placement_instance import Instance
-from formulations.placement_model import Placement, add_placement
+from formulations.placement_model import Placement, add_placement, canonical
 from formulations.placement_worst import Penalty, add_worst, unmodeled_pairs
 from solver.model import Model, Sense
 from solver.policy import SolveContext
@@ -134,13 +134,20 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
     best = greedy(inst, options.w1, options.penalty)
     best_value = evaluate(inst, best, options.w1, options.penalty).objective
     lazy = options.penalty == "worst" and options.w1 > 0
-    modeled = np.zeros((len(inst.configs),) * 2, bool) if lazy else None
+    modeled = None
+    if lazy:
+        # Start from the pairs the greedy placement already co-locates, so that the model
+        # prices the starting incumbent at its true value.
+        modeled = np.zeros((len(inst.configs),) * 2, bool)
+        modeled |= unmodeled_pairs(inst, best, modeled)
+        modeled |= modeled.T
     rounds = 0
     while True:
         rounds += 1
         model, pl = build(inst, options, modeled)
         left = None if limit is None else max(limit - (time.perf_counter() - started_at), 1e-3)
-        solution = ctx.solve(model, start=start_vector(inst, pl, best), time_limit=left)
+        start = start_vector(inst, pl, canonical(inst, best))
+        solution = ctx.solve(model, start=start, time_limit=left)
         if not solution.status.has_solution:
             # Only a limit reached before any incumbent gets here: answer with the greedy one.
             status = Status.FALLBACK if solution.status is Status.TIME_LIMIT else solution.status
@@ -155,7 +162,7 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         missing = unmodeled_pairs(inst, started, modeled) if modeled is not None else None
         if missing is None or not missing.any() or solution.status is not Status.OPTIMAL:
             break
-        modeled |= missing
+        modeled |= missing | missing.T
     bound = solution.extra.get("mip_dual_bound")
     status = solution.status if missing is None or not missing.any() else Status.FEASIBLE
     gap = solution.mip_gap

@@ -51,6 +51,13 @@ def fill_derived_fields(data: Any) -> Any:
             if isinstance(node, dict) and isinstance(node.get("gpus"), int):
                 counts[node.get("gpu_type") or DEFAULT_GPU_TYPE] += node["gpus"]
         data = {**data, "gpu_types": [{"name": n, "count": c} for n, c in counts.items()]}
+        if len(counts) > 1:  # untyped nodes next to typed ones form the type `gpu`
+            data["nodes"] = [
+                {**n, "gpu_type": DEFAULT_GPU_TYPE}
+                if isinstance(n, dict) and n.get("gpu_type") is None
+                else n
+                for n in nodes
+            ]
     jobs = data.get("jobs")
     if isinstance(jobs, list) and any(_infer_scale(job) for job in jobs):
         # A running job's gang is what it holds: its scale factor defaults to its placement.

@@ -74,8 +74,10 @@ def read_contention_csv(
 
 def parse_config(key: str) -> JobConfig:
     """`"FSDP,8,2"` → JobConfig(FSDP, 8 GPUs, 2 nodes)."""
-    model, gpus, nodes = (part.strip() for part in key.rsplit(",", 2))
-    return JobConfig(workload_class=model, gpus=int(gpus), nodes=int(nodes))
+    parts = [part.strip() for part in key.rsplit(",", 2)]
+    if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+        raise ValueError(f"configuration key {key!r} is not '<model>,<total GPUs>,<nodes>'")
+    return JobConfig(workload_class=parts[0], gpus=int(parts[1]), nodes=int(parts[2]))
 
 
 def _sensitivity(ratio: str, where: str) -> float:
