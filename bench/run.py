@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 
-from bench import max_min
+from bench import max_min, placement
 from bench.harness import Case, print_table, run_case
 
-SUITES = [max_min]
+SUITES = [max_min, placement]
 
 
 def all_cases() -> list[Case]:

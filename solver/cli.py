@@ -166,6 +166,9 @@ def render(result: SolveResult, console: Console) -> None:
     for g in result.gpu_types:
         usage.add_row(g.name, f"{g.used:.3f}", str(g.available), f"{g.utilization:.1%}")
     console.print(usage)
+    if any(job.placement for job in result.jobs):
+        _render_placements(result, console)
+        return
     names = [g.name for g in result.gpu_types]
     jobs = Table("job", *names, "throughput", "norm. share", "note")
     for job in result.jobs[:TABLE_ROWS]:
@@ -180,6 +183,32 @@ def render(result: SolveResult, console: Console) -> None:
     console.print(jobs)
     if len(result.jobs) > TABLE_ROWS:
         console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _render_placements(result: SolveResult, console: Console) -> None:
+    """Placement policies: where each job runs and what its neighbours cost it."""
+    jobs = Table("job", "state", "placement", "CS", "worst co-runner", "note")
+    for job in result.jobs[:TABLE_ROWS]:
+        cs = job.metrics.get("contention_sensitivity")
+        jobs.add_row(
+            job.id,
+            str(job.metrics.get("state", "")),
+            " ".join(f"{n}:{g}" for n, g in (job.placement or {}).items()),
+            "" if cs is None else f"{cs:.3f}",
+            str(job.metrics.get("worst_co_runner") or ""),
+            job.reason or "",
+        )
+    console.print(jobs)
+    if len(result.jobs) > TABLE_ROWS:
+        console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
+    summary = ", ".join(
+        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in result.summary.items()
+        if not isinstance(v, dict) and v is not None
+    )
+    console.print(summary)
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
 
