@@ -48,15 +48,15 @@ class _State:
     def _own(self, j: int, alpha: int, others: set[int]) -> float:
         values = [self.inst.cs[alpha, self.config[b]] for b in others]
         if self.penalty == "additive":
-            return 1.0 + sum(v - 1.0 for v in values)
-        return max([1.0, *values])
+            return float(1.0 + sum(v - 1.0 for v in values))
+        return float(max([1.0, *values]))
 
     def _raised(self, b: int, alpha: int) -> float:
         """b's CS once a job of config alpha joins its co-runners."""
         value = self.inst.cs[self.config[b], alpha]
         if self.penalty == "additive":
-            return self.cs[b] + value - 1.0
-        return max(self.cs[b], value)
+            return float(self.cs[b] + value - 1.0)
+        return float(max(self.cs[b], value))
 
     def add_cost(self, j: int, alpha: int, nodes: list[int]) -> float:
         """Increase of Σ CS if job j (config alpha) starts on `nodes`."""
@@ -150,7 +150,8 @@ def _improve(state: _State, started: Started, gain: float, weight: float) -> boo
     improved = False
     for position in np.argsort(-inst.demand, kind="stable").tolist():
         j = int(inst.candidates[position])
-        o, nodes, keep = -1, [], 0.0
+        o, keep = -1, 0.0
+        nodes: list[int] = []
         if j in started:
             o, nodes = started.pop(j)
             state.remove(j, o)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from solver.contention import Config, ContentionLookup, Lookup, Source
+from solver.contention import Config, ContentionLookup, Lookup
 from solver.snapshot import Snapshot
 from solver.snapshot_nodes import node_type
 
@@ -180,7 +180,13 @@ def build_instance(
         identity=identity,
         group=group,
         options=Options(
-            *(table[:, i].copy() for i in range(5)), table[:, 5] > 0, table[:, 6].copy()
+            candidate=table[:, 0].copy(),
+            nodes=table[:, 1].copy(),
+            per_node=table[:, 2].copy(),
+            gpu_type=table[:, 3].copy(),
+            config=table[:, 4].copy(),
+            pooled=table[:, 5] > 0,
+            limit=table[:, 6].copy(),
         ),
         configs=config_list,
         cs=np.ones((len(config_list), len(config_list))),
@@ -232,20 +238,16 @@ def _allowed(
     allow_single_node: bool,
 ) -> list[tuple[int, int, int]]:
     """(k, p, type) the job may take on an empty cluster: enough nodes of that type and size."""
-    out = []
+    out: list[tuple[int, int, int]] = []
     for t in usable:
         sizes = node_gpus[types == t]
         if sizes.size == 0:
             continue
         if shapes is not None and demand in shapes:
-            listed = [tuple(s) for s in shapes[demand]]
+            listed = [(int(k), int(p)) for k, p in shapes[demand]]
             if not allow_single_node and demand > 1:
                 listed = [s for s in listed if s[0] > 1]
         else:
             listed = default_shapes(demand, int(sizes.max()), allow_single_node)
         out.extend((k, p, t) for k, p in listed if (sizes >= p).sum() >= k)
     return out
-
-
-def single_node_source(instance: Instance, target: int, co_runner: int) -> bool:
-    return instance.source(target, co_runner).source is Source.SINGLE_NODE

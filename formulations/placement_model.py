@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from formulations.placement_instance import Instance
 from solver.model import Block, Model, Take
@@ -27,7 +27,9 @@ IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
-def matrix(rows: IntArray, cols: IntArray, vals: FloatArray | float, shape: tuple[int, int]):
+def matrix(
+    rows: IntArray, cols: IntArray, vals: ArrayLike, shape: tuple[int, int]
+) -> sp.csr_matrix:
     """A sparse (rows × cols) block from coordinates; duplicates add up."""
     data = np.broadcast_to(np.asarray(vals, dtype=float), rows.shape)
     return sp.csr_matrix((data, (rows, cols)), shape=shape)
@@ -142,7 +144,10 @@ def _add_cardinality_rows(model: Model, inst: Instance, pl: Placement) -> None:
     """
     per_node = inst.options.per_node[pl.pair_option]
     free = inst.free[pl.pair_node]
-    rows, cols, upper, labels = [], [], [], []
+    rows: list[IntArray] = []
+    cols: list[IntArray] = []
+    upper: list[int] = []
+    labels: list[str] = []
     for t in np.unique(per_node).tolist():
         sel = np.flatnonzero((per_node >= t) & (free % t != 0))
         nodes = np.unique(pl.pair_node[sel])

@@ -150,8 +150,10 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         solution = ctx.solve(model, start=start, time_limit=left)
         if not solution.status.has_solution:
             # Only a limit reached before any incumbent gets here: answer with the greedy one.
-            status = Status.FALLBACK if solution.status is Status.TIME_LIMIT else solution.status
-            return Answer(status, best if status is Status.FALLBACK else {}, lazy_rounds=rounds)
+            failed: Status = solution.status
+            if failed is Status.TIME_LIMIT:
+                return Answer(Status.FALLBACK, best, lazy_rounds=rounds)
+            return Answer(failed, lazy_rounds=rounds)
         started = decode(inst, pl, solution.x)
         problems = check_feasible(inst, started)
         if problems:
@@ -159,12 +161,16 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         value = evaluate(inst, started, options.w1, options.penalty).objective
         if value >= best_value:
             best, best_value = started, value
-        missing = unmodeled_pairs(inst, started, modeled) if modeled is not None else None
-        if missing is None or not missing.any() or solution.status is not Status.OPTIMAL:
+        if modeled is None:
+            complete = True
+            break
+        missing = unmodeled_pairs(inst, started, modeled)
+        complete = not missing.any()
+        if complete or solution.status is not Status.OPTIMAL:
             break
         modeled |= missing | missing.T
     bound = solution.extra.get("mip_dual_bound")
-    status = solution.status if missing is None or not missing.any() else Status.FEASIBLE
+    status: Status = solution.status if complete else Status.FEASIBLE
     gap = solution.mip_gap
     if status is not Status.OPTIMAL and bound is not None:
         gap = max(bound - best_value, 0.0) / max(abs(best_value), 1e-9)

@@ -136,7 +136,7 @@ def add_worst(
     floor = running_floor(inst)
     run_hurt = (inst.cs[r_cfg] > floor[r_job][:, None]) & present[:, r_node].T  # piece × β
     run_hurt &= ~single[r_node][:, None]
-    need_h = cand_hurt.any(axis=0)
+    need_h: BoolArray = np.asarray(cand_hurt.any(axis=0))
     piece, beta = np.nonzero(run_hurt)
     need_h[beta, r_node[piece]] = True
 
