@@ -19,7 +19,8 @@ import numpy as np
 
 from formulations.placement_instance import Instance
 from formulations.placement_model import Placement, matrix
-from formulations.placement_worst import Penalty, running_pieces
+from formulations.placement_running import running_pieces
+from formulations.placement_worst import Penalty
 from solver.model import Model, Take
 
 

@@ -2,25 +2,29 @@
 
 Co-location is aggregated by configuration per node instead of per job pair, which keeps the
 model linear in (configurations × nodes) rather than quadratic in jobs. With α_o the
-configuration (class, demand, k_o) of option o, w_on from `placement_model`, and the constants
-R_αn = max(1, max_{r on n} CS(α | α_r)) (running jobs on n) and K_r = max(1, CS of running job r
-from its running co-runners):
+configuration (class, demand, k_o) of option o, w_on and v_o from `placement_model`, and the
+constants R_αn = max(1, max_{r on n} CS(α | α_r)) (running jobs on n) and K_r = max(1, CS of
+running job r from its running co-runners):
 
+Candidates next to candidates (pairs (α, β) with both pieces fitting node n together):
     h_βn ≥ w_on                        ∀ o with α_o = β      (a candidate of config β is on n)
     Σ_{o: α_o=α} w_on − 1 ≤ (m_αn − 1) h2_αn                 (two or more of config α on n)
     P_αn ≥ R_αn + (CS(α|β) − R_αn) h_βn  ∀ β ≠ α              (what config α suffers on n)
     P_αn ≥ R_αn + (CS(α|α) − R_αn) h2_αn
     c_a ≥ P_{α_o n} − (P̄_αn − 1)(1 − w_on)                      (candidate a, if it is on n)
-    c_a ≥ 1 + Σ_{o∈a} (R_{α_o n} − 1) w_on           ∀ n       (running co-runners on n)
-    c_a ≥ 1 + Σ_{o∈a} Σ_n (R_{α_o n} − 1) w_on / k_o            (the mean over a's nodes is at
-                                                                  most their max: a valid row
-                                                                  that stops the relaxation from
-                                                                  spreading jobs thinly)
-    c_r ≥ K_r + (CS(α_r|β) − K_r) h_βn   ∀ n ∈ nodes(r)          (running job r), c_r ≥ K_r
+Candidates next to running jobs:
+    c_a ≥ 1 + Σ_{o∈a} (R_{α_o n} − 1) w_on           ∀ n       (exact, per node)
+    c_a ≥ 1 + Σ_{o∈a} Σ_n (R_{α_o n} − 1) w_on / k_o            (mean ≤ max)
+    c_a ≥ 1 + Σ_{o∈a} [(R°_k − 1) v_o + Σ_n (R_{α_o n} − R°_k)⁺ w_on / k_o]
+                                          (R°_k: k_o-th smallest R over o's nodes; see _kth_rows)
+Running jobs next to candidates: `placement_running`.
 
-Rows are only written where they can bind (a CS above R_αn, resp. K_r); jobs without any keep a
-constant CS. Minimizing Σ c makes every c equal to its definition at an optimum. m_αn bounds the
-pieces of config α that fit node n together, P̄_αn the largest value P_αn can take.
+The mean and k-th rows are implied for integer points; they stop the relaxation from spreading a
+job thinly over cheap nodes. Rows are only written where they can bind (a CS above R_αn, resp.
+K_r); jobs without any keep a constant CS. Minimizing Σ c makes every c equal to its definition
+at an optimum. m_αn bounds the pieces of config α that fit node n together, P̄_αn the largest
+value P_αn can take. The candidate-pair rows can be restricted to a set of (α, β) pairs, which
+`placement_solve` grows lazily.
 """
 
 from __future__ import annotations
@@ -33,6 +37,12 @@ from numpy.typing import NDArray
 
 from formulations.placement_instance import Instance
 from formulations.placement_model import Placement, matrix
+from formulations.placement_running import (
+    running_floor,
+    running_pieces,
+    running_rows,
+    running_worst,
+)
 from solver.model import Block, Model, Take
 
 FloatArray = NDArray[np.float64]
@@ -78,28 +88,6 @@ def indexed(
     index = np.full(mask.shape, -1, dtype=np.int64)
     index[cfg, node] = np.arange(cfg.size)
     return Indexed(block, index)
-
-
-def running_floor(inst: Instance) -> FloatArray:
-    """K_r per running job: its worst running co-runner (1 if none)."""
-    floor = np.ones(inst.running.size)
-    by_node: dict[int, list[int]] = {}
-    for r, nodes in enumerate(inst.running_nodes):
-        for n in nodes.tolist():
-            by_node.setdefault(n, []).append(r)
-    for r, nodes in enumerate(inst.running_nodes):
-        others = {q for n in nodes.tolist() for q in by_node[n]} - {r}
-        cs = inst.cs[inst.running_config[r], inst.running_config[list(others)]]
-        floor[r] = max(1.0, float(cs.max(initial=1.0)))
-    return floor
-
-
-def running_pieces(inst: Instance) -> tuple[IntArray, IntArray]:
-    """(running job position, node) for every node a running job holds."""
-    sizes = [nodes.size for nodes in inst.running_nodes]
-    job = np.repeat(np.arange(inst.running.size), sizes).astype(np.int64)
-    node = np.concatenate(inst.running_nodes) if sizes else np.zeros(0, np.int64)
-    return job, node.astype(np.int64)
 
 
 def add_worst(
@@ -159,9 +147,7 @@ def add_worst(
     bound = _suffer_rows(model, inst, p, h, h2, cand_hurt, base)
     c_cand = _candidate_rows(model, inst, pl, p, bound, base, cfg, node)
     spread = np.where(single[node], 1.0, opts.per_node[pl.pair_option] / inst.free[node])
-    c_run, run_has = _running_rows(
-        model, inst, pl, h, (piece, beta), (r_job, r_node), floor, spread
-    )
+    c_run, run_has = running_rows(model, inst, pl, h, (piece, beta), (r_job, r_node), floor, spread)
     constant = float(floor[~run_has].sum()) + float(inst.candidates.size - c_cand.size)
     return Penalty(
         {c_cand: np.ones(c_cand.size), c_run: np.ones(c_run.size)},
@@ -253,15 +239,6 @@ def unmodeled_pairs(
                 if i != j and inst.cs[alpha, beta] > base[alpha, n] and not modeled[alpha, beta]:
                     missing[alpha, beta] = True
     return missing
-
-
-def running_worst(inst: Instance) -> FloatArray:
-    """R_αn: the worst CS config α suffers from the running jobs on node n (configs × nodes)."""
-    worst = np.ones((len(inst.configs), len(inst.node_ids)))
-    for r, nodes in enumerate(inst.running_nodes):
-        column = inst.cs[:, inst.running_config[r]]
-        worst[:, nodes] = np.maximum(worst[:, nodes], column[:, None])
-    return worst
 
 
 def _candidate_rows(
@@ -367,108 +344,4 @@ def _kth_rows(
             ),
         },
         lower=1.0,
-    )
-
-
-def _running_rows(
-    model: Model,
-    inst: Instance,
-    pl: Placement,
-    h: Indexed,
-    hurt: tuple[IntArray, IntArray],
-    pieces: tuple[IntArray, IntArray],
-    floor: FloatArray,
-    spread: FloatArray,
-) -> tuple[Block, NDArray[np.bool_]]:
-    """Running job r on node n:
-        c_r ≥ K_r + (CS(α_r|β) − K_r) h_βn                 (exact max, nodes with room for two)
-        c_r ≥ K_r + Σ_o (CS(α_r|α_o) − K_r)⁺ s_on w_on      (s = 1 where one piece fits: exact;
-                                                             else p_o / F_n: the pieces' GPU-
-                                                             weighted mean, at most their max)
-    The second row is what keeps the relaxation from diluting damage over many fractional
-    pieces."""
-    piece, beta = hurt
-    r_job, r_node = pieces
-    opts = inst.options
-    cfg, node = opts.config[pl.pair_option], pl.pair_node
-    # (running piece, pair) couples on the same node with a positive excess.
-    by_node = [np.flatnonzero(node == n) for n in range(len(inst.node_ids))]
-    couple_piece = np.repeat(np.arange(r_job.size), [by_node[n].size for n in r_node.tolist()])
-    couple_pair = (
-        np.concatenate([by_node[n] for n in r_node.tolist()]) if r_job.size else np.zeros(0, int)
-    )
-    job = r_job[couple_piece]
-    excess = inst.cs[inst.running_config[job], cfg[couple_pair]] - floor[job]
-    keep = excess > 0
-    couple_piece, couple_pair, excess = couple_piece[keep], couple_pair[keep], excess[keep]
-    used = np.unique(np.concatenate([r_job[piece], r_job[couple_piece]]))
-    has = np.zeros(inst.running.size, bool)
-    has[used] = True
-    labels = [inst.job_ids[j] for j in inst.running]
-    c = model.add_variables(
-        "cs_running", used.size, lower=floor[used], coords=(("job", Take(labels, used)),)
-    )
-    if piece.size:
-        job = r_job[piece]
-        rows = np.arange(piece.size)
-        gain = inst.cs[inst.running_config[job], beta] - floor[job]
-        model.add_constraints(
-            "cs_running",
-            {
-                c: matrix(rows, np.searchsorted(used, job), 1.0, (rows.size, c.size)),
-                h.block: matrix(
-                    rows, h.index[beta, r_node[piece]], -gain, (rows.size, h.block.size)
-                ),
-            },
-            lower=floor[job],
-        )
-    if couple_piece.size:
-        rows_of, row = np.unique(couple_piece, return_inverse=True)
-        job = r_job[rows_of]
-        model.add_constraints(
-            "cs_running_sum",
-            {
-                c: matrix(
-                    np.arange(rows_of.size), np.searchsorted(used, job), 1.0, (rows_of.size, c.size)
-                ),
-                pl.w: matrix(
-                    row.reshape(-1),
-                    couple_pair,
-                    -excess * spread[couple_pair],
-                    (rows_of.size, pl.num_pairs),
-                ),
-            },
-            lower=floor[job],
-        )
-        _touch_rows(model, inst, pl, c, used, r_job[couple_piece], couple_pair, excess, floor)
-    return c, has
-
-
-def _touch_rows(
-    model: Model,
-    inst: Instance,
-    pl: Placement,
-    c: Block,
-    used: IntArray,
-    job: IntArray,
-    pair: IntArray,
-    excess: FloatArray,
-    floor: FloatArray,
-) -> None:
-    """c_r ≥ K_r + (CS(α_r|α_o) − K_r) · Σ_{n∈nodes(r)} w_on / min(k_o, |nodes(r)|) per running
-    job r and option o: the sum over r's nodes is at most that minimum, and positive exactly when
-    the job touches r, so spreading a job thinly over r's nodes no longer hides the damage."""
-    option = pl.pair_option[pair]
-    keys, row = np.unique(np.stack([job, option]), axis=1, return_inverse=True)
-    row = row.reshape(-1)
-    spans = np.array([inst.running_nodes[r].size for r in keys[0].tolist()])
-    share = np.minimum(inst.options.nodes[keys[1]], spans).astype(float)
-    count = keys.shape[1]
-    model.add_constraints(
-        "cs_running_touch",
-        {
-            c: matrix(np.arange(count), np.searchsorted(used, keys[0]), 1.0, (count, c.size)),
-            pl.w: matrix(row, pair, -excess / share[row], (count, pl.num_pairs)),
-        },
-        lower=floor[keys[0]],
     )
