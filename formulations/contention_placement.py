@@ -22,6 +22,12 @@ Co-runners are the other jobs holding GPUs on a node the job uses. The mean runs
 of the snapshot rather than over running ones only: a mean over the started jobs would reward
 starting an uncontended job just to dilute it, and is not linear. DeepShare's own metric (mean
 over running and started jobs) is reported as `mean_contention_sensitivity`.
+
+Solving (`placement_solve`): a greedy placement is the starting incumbent; candidate-pair rows of
+the worst penalty are added lazily; the reported numbers are recomputed from the placement
+(`placement_eval`), not read from the solver. Under a time limit the best placement found is
+returned with its gap (status `feasible`), or the greedy one (status `fallback`) if the solver
+had none of its own.
 """
 
 from __future__ import annotations

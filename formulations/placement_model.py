@@ -8,8 +8,13 @@ at least p_o free GPUs):
     Σ_{o∈a} v_o ≤ 1                       (start at most once)
     Σ_n w_on = k_o v_o                    (exactly k_o nodes: the shape, never another split)
     Σ_o p_o w_on ≤ F_n                    (free GPUs of node n; running jobs never move)
-Symmetry: interchangeable candidates start in order (Σ v_a ≥ Σ v_a+1); interchangeable empty
-nodes are loaded in order (load_n ≥ load_n+1). Both only pick one of equivalent optima.
+    Σ_{o: p_o ≥ t} w_on ≤ ⌊F_n / t⌋       (piece counts, where t does not divide F_n)
+A pooled row (single-node shape of a group of m interchangeable candidates, see
+`placement_instance`) has integer v_o ≤ m and w_on ≤ min(m, ⌊F_n/p_o⌋), and the group's starts
+are capped by m instead.
+Symmetry: interchangeable candidates start in order and, when both start, in order of a position
+key; interchangeable empty nodes are loaded in order. `canonical` maps any placement to the
+equivalent one these rows keep, so a starting incumbent is never cut off.
 """
 
 from __future__ import annotations
