@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from formulations import (
+    contention_placement,
     deadline_admission,
     fifo,
     finish_time_fairness,
@@ -30,6 +31,7 @@ POLICIES: dict[str, Policy] = {
         min_cost_slo.POLICY,
         fifo.POLICY,
         deadline_admission.POLICY,
+        contention_placement.POLICY,
     )
 }
 

@@ -137,7 +137,7 @@ class _Search:
         allowed = (relaxed.value(self.model.x) > 1e-6) | (start[self.model.x.span] > 0.5)
         sub = build(self.problem, self.jobs, x_upper=allowed.astype(float))
         with time_limit(self.ctx, seconds):
-            solution = self.ctx.solve(sub.model, start=start)
+            solution = self.ctx.solve(sub.model, start=(np.arange(start.size), start))
         if not solution.status.has_solution:
             return best
         plan = sub.plan(self.problem, solution.x)
@@ -149,7 +149,9 @@ class _Search:
         """The full MILP from `best` with what is left of the budget; its gap is its own."""
         start = None if best is None else self.model.start(best)
         with time_limit(self.ctx, self.left()):
-            solution = self.ctx.solve(self.model.model, start=start)
+            solution = self.ctx.solve(
+                self.model.model, start=None if start is None else (np.arange(start.size), start)
+            )
         detail = f"{solution.status.value}: {solution.detail}"
         plan = self.model.plan(self.problem, solution.x) if solution.status.has_solution else None
         flaws = [] if plan is None else plan_violations(self.problem, plan)

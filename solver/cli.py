@@ -61,6 +61,13 @@ def main_command(
     ] = None,
     time_limit: Annotated[float | None, typer.Option(help="Seconds per solve.")] = None,
     mip_gap: Annotated[float | None, typer.Option(help="Relative MILP gap.")] = None,
+    contention_csv: Annotated[
+        Path | None,
+        typer.Option(
+            help="DeepShare contention CSV (matrix or long form): becomes the snapshot's "
+            "`contention` table."
+        ),
+    ] = None,
     option: Annotated[
         list[str] | None,
         typer.Option("--option", "-o", help="Policy option KEY=VALUE (value parsed as JSON)."),
@@ -103,6 +110,8 @@ def main_command(
         _export(data, export, policy, options)
         return
     try:
+        if contention_csv is not None:
+            data = _with_contention(data, contention_csv)
         result = solve(data, policy=policy, options=options)
     except InputError as exc:
         _fail(f"invalid input: {exc.one_line()}")
@@ -152,6 +161,17 @@ def _read_json(path: Path) -> Any:
         _fail(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
 
 
+def _with_contention(data: Any, path: Path) -> Any:
+    from solver.datasets.deepshare import read_contention_csv
+
+    if isinstance(data, dict) and data.get("contention") is not None:
+        raise InputError.single(
+            ("contention",), "given both in the snapshot and by --contention-csv; keep one"
+        )
+    table = read_contention_csv(path)
+    return {**data, "contention": table.model_dump()} if isinstance(data, dict) else data
+
+
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for pair in pairs:
@@ -191,6 +211,13 @@ def render(result: SolveResult, console: Console) -> None:
     console.print(jobs)
     if len(result.jobs) > TABLE_ROWS:
         console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
+    scalars = [
+        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
+        for k, v in result.summary.items()
+        if isinstance(v, int | float | str | bool)
+    ]
+    if scalars:
+        console.print(", ".join(scalars))
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
 

@@ -185,7 +185,7 @@ def to_result(
             allocations[j],
             e,
             None if share is None else share[j],
-            reasons.get(j) or (zero if starved[j] else None),
+            reasons.get(j) or (zero if starved[j] and j not in outcome.placements else None),
             metrics[j] if metrics else {},
             outcome.placements.get(j),
         )

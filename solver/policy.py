@@ -61,7 +61,7 @@ class SolveContext:
         self,
         lp_method: LpMethod = LpMethod.AUTO,
         mip_gap: float | None = None,
-        start: NDArray[np.float64] | None = None,
+        start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
     ) -> SolveSettings:
         """The user's options, falling back to the formulation's preferences where unset."""
         method = (
@@ -82,13 +82,15 @@ class SolveContext:
         model: Model,
         lp_method: LpMethod = LpMethod.AUTO,
         mip_gap: float | None = None,
-        start: NDArray[np.float64] | None = None,
+        start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
         relax: bool = False,
+        time_limit: float | None = None,
     ) -> Solution:
         """Compile and solve one model. `lp_method` and `mip_gap` are the formulation's
-        preferences, used when the user did not set them; `start` is a feasible point a MILP
-        backend may begin from; `relax` drops integrality (after export, so an exported model
-        is the MILP itself)."""
+        preferences, used when the user did not set them; `start` is a MILP starting point
+        (column indices, values) for backends that take one; `relax` drops integrality (after
+        export, so an exported model is the MILP itself); `time_limit` is what is left of the
+        user's limit for formulations that solve several models."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
@@ -98,6 +100,8 @@ class SolveContext:
         if relax:
             compiled = replace(compiled, integer=np.zeros_like(compiled.integer))
         settings = self.settings(lp_method, mip_gap, start)
+        if time_limit is not None:
+            settings = replace(settings, time_limit=time_limit)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
         return self.record(compiled, backend.solve(compiled, settings))

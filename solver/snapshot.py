@@ -21,8 +21,9 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import FieldError, InputError
+from solver.snapshot_contention import ContentionTable, contention_errors
 from solver.snapshot_deadlines import DeadlineOption, JobClass, deadline_errors
-from solver.snapshot_nodes import Node, node_errors
+from solver.snapshot_nodes import Node, fill_derived_fields, node_errors
 from solver.snapshot_sharing import Entity, JobPair, entity_errors, pair_errors
 
 SCHEMA_VERSION = "1"
@@ -88,6 +89,14 @@ class Job(_Strict):
     guaranteed: bool = Field(
         default=False, description="An earlier answer guaranteed one of the job's deadlines."
     )
+    placement: dict[Name, Annotated[int, Field(ge=1)]] | None = Field(
+        default=None,
+        description="Node id → GPUs for a job already running (placement policies); "
+        "the scale factor defaults to their sum.",
+    )
+    consolidate: bool = Field(
+        default=False, description="Place on the fewest nodes its allowed shapes permit."
+    )
 
 
 class Snapshot(_Strict):
@@ -95,7 +104,9 @@ class Snapshot(_Strict):
 
     schema_version: Literal["1"] = Field(default="1", description="Schema version.")
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
-    gpu_types: list[GpuType] = Field(description="GPU types with counts.")
+    gpu_types: list[GpuType] = Field(
+        description="GPU types with counts (derived from `nodes` when those are given)."
+    )
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
     nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")
     lease_seconds: Positive | None = Field(
@@ -110,6 +121,14 @@ class Snapshot(_Strict):
     job_pairs: list[JobPair] | None = Field(
         default=None, description="Job pairs that may share GPUs, with co-located throughputs."
     )
+    contention: ContentionTable | None = Field(
+        default=None, description="Contention-sensitivity table (placement policies)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        return fill_derived_fields(data)
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:
@@ -158,6 +177,7 @@ def consistency_errors(snapshot: Snapshot) -> list[FieldError]:
     return (
         errors
         + node_errors(snapshot)
+        + contention_errors(snapshot.contention)
         + deadline_errors(snapshot)
         + entity_errors(snapshot)
         + pair_errors(snapshot)

@@ -41,8 +41,9 @@ class SolveSettings:
     lp_method: LpMethod = LpMethod.AUTO
     solver: str | None = None  # the backend's own sub-solver, e.g. CLARABEL or CBC
     verbose: bool = False
-    # A feasible point to start a MILP from (backends with WARM_START); ignored by the others.
-    start: NDArray[np.float64] | None = field(default=None, compare=False)
+    # A MILP starting point as (column indices, values); columns left out are completed by the
+    # solver. Backends without WARM_START ignore it.
+    start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = field(default=None, compare=False)
 
 
 @dataclass

@@ -92,9 +92,8 @@ class HighsBackend(Backend):
         h.passModel(to_highs_lp(model))
         if settings.start is not None and model.is_mip:
             # An incumbent from the start: a time limit then always returns something feasible.
-            start = highspy.HighsSolution()
-            start.col_value = np.asarray(settings.start, dtype=float)
-            h.setSolution(start)
+            index, value = settings.start
+            h.setSolution(int(index.size), index.astype(np.int32), value.astype(np.float64))
         started = time.perf_counter()
         h.run()
         return read_solution(h, model, time.perf_counter() - started)
@@ -153,6 +152,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
         solve_seconds=seconds,
         mip_gap=float(info.mip_gap) if model.is_mip and status.has_solution else None,
+        extra={"mip_dual_bound": float(info.mip_dual_bound)} if model.is_mip else {},
     )
 
 
