@@ -8,6 +8,7 @@ to each backend. "build" is the model layer's compile plus the backend's own mod
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bench.harness import Case, Row
+from bench.objectives import gavel, with_deadlines
 from solver.backends import SolveSettings, get_backend
 from solver.datasets.synthetic import random_snapshot
 from solver.model import CompiledModel, Model, Sense
@@ -73,7 +75,41 @@ def cases() -> list[Case]:
                     runner=lambda case, j=jobs, b=backend, s=solver: run_milp(case, j, b, s),
                 )
             )
+    # The same through `solve`, on real MILP policies: over-subscribed SLOs (two MILPs) and
+    # DeepShare's 4 × 8 placement.
+    for backend, solver in MILP_PAIRS:
+        options = {"backend": backend, "time_limit": TIME_LIMIT}
+        if solver is not None:
+            options["solver"] = solver
+        out.append(
+            Case(
+                GROUP,
+                f"min_cost_slo over-subscribed, {_pair(backend, solver)}",
+                lambda: with_deadlines(gavel(1_024), 5, 1.0),
+                "min_cost_slo",
+                options=options,
+            )
+        )
+        out.append(
+            Case(
+                GROUP,
+                f"contention placement DeepShare 4×8, {_pair(backend, solver)}",
+                deepshare_cluster,
+                "contention_placement",
+                options=options,
+            )
+        )
     return out
+
+
+def deepshare_cluster() -> dict[str, Any]:
+    """DeepShare's 4 × 8 snapshot with its published contention table."""
+    from solver.datasets.deepshare import read_contention_csv
+    from solver.datasets.synthetic import FIXTURES
+
+    snapshot = json.loads((FIXTURES / "deepshare_cluster.json").read_text())
+    table = read_contention_csv(FIXTURES / "deepshare_shared_thp_ratio.csv")
+    return {**snapshot, "contention": table.model_dump()}
 
 
 def _pair(backend: str, solver: str | None) -> str:

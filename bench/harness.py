@@ -58,7 +58,7 @@ def run_case(case: Case) -> Row:
     return Row(
         case=case,
         jobs=len(snapshot.get("jobs", [])),
-        types=len(snapshot.get("gpu_types", [])),
+        types=len(result.gpu_types),
         validate=report.validate_seconds,
         build=report.build_seconds,
         solve=report.solve_seconds,
