@@ -7,20 +7,13 @@ import pytest
 
 from solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
+from tests.conformance.cases_objectives import FIFO
 from tests.formulations.lp_oracle import Cluster, random_snapshot
 
 # k80 × 3, v100 × 1. j1 (s 1) runs fastest on v100 → v100. j2 (s 2) prefers v100, which is
 # full → k80 (1 left). j3 (s 2) fits nowhere. j4 (s 1, arrives with j3's time but a later id
 # than "j3") fits on the last k80 GPU: strict FIFO makes it wait behind j3, backfill starts it.
-QUEUE = {
-    "gpu_types": [{"name": "k80", "count": 3}, {"name": "v100", "count": 1}],
-    "jobs": [
-        {"id": "j4", "arrival_time": 2, "throughput": {"k80": 1}},
-        {"id": "j2", "arrival_time": 1, "scale_factor": 2, "throughput": {"k80": 1, "v100": 2}},
-        {"id": "j1", "arrival_time": 0, "throughput": {"k80": 1, "v100": 3}},
-        {"id": "j3", "arrival_time": 2, "scale_factor": 2, "throughput": {"k80": 1}},
-    ],
-}
+QUEUE = FIFO
 
 
 def test_strict_queue_hand_traced() -> None:

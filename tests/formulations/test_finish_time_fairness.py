@@ -9,6 +9,7 @@ import pytest
 
 from solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
+from tests.conformance.cases_objectives import FTF
 from tests.formulations.lp_oracle import Cluster, bisect, random_snapshot
 
 # One GPU, two new jobs with 1 step at 1 step/s: m = 2, x_iso = 1/2, iso = 1/2, D = 2. ρ_j =
@@ -34,19 +35,7 @@ def test_job_with_history_hand_solved() -> None:
     # a started 1 s ago and did 0.5 isolated-seconds of work: D_a = 0.5 + 1/0.5 = 2.5 and
     # ρ_a = (1 + 1/x)/2.5; b is new: ρ_b = 1/(2(1 − x)) with x = eff_a. Equal at the optimum:
     # (1 + 1/x)(1 − x) = 1.25 ⟺ x² + 1.25x − 1 = 0, x = (√5.5625 − 1.25)/2.
-    snapshot = {
-        "gpu_types": [{"name": "v100", "count": 1}],
-        "jobs": [
-            {
-                "id": "a",
-                "throughput": {"v100": 1},
-                "steps_remaining": 1,
-                "time_since_start": 1,
-                "isolated_time_done": 0.5,
-            },
-            {"id": "b", "throughput": {"v100": 1}, "steps_remaining": 1},
-        ],
-    }
+    snapshot = FTF
     x = (math.sqrt(5.5625) - 1.25) / 2
     result = solve(snapshot, policy="ftf")
     assert result.status is Status.OPTIMAL

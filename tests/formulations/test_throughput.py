@@ -7,20 +7,12 @@ import pytest
 
 from solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
+from tests.conformance.cases_objectives import THROUGHPUT
 from tests.formulations.lp_oracle import Cluster, random_snapshot
 
 # a = (k80 1, v100 4), b = (k80 1, v100 2), one GPU each. Each job runs at most all the time, so
 # the best is a on v100 (4) and b on k80 (1): 5 steps/s.
-TWO_BY_TWO = {
-    "gpu_types": [
-        {"name": "k80", "count": 1, "price_per_hour": 0.5},
-        {"name": "v100", "count": 1, "price_per_hour": 2.0},
-    ],
-    "jobs": [
-        {"id": "a", "throughput": {"k80": 1.0, "v100": 4.0}},
-        {"id": "b", "throughput": {"k80": 1.0, "v100": 2.0}},
-    ],
-}
+TWO_BY_TWO = THROUGHPUT
 
 
 def test_max_total_throughput_hand_solved() -> None:
