@@ -40,14 +40,10 @@ class ClusterArrays:
         jobs = snapshot.jobs
         m, n_types = len(jobs), len(gpu_names)
         # One flat pass over the sparse throughput dicts, then a single scatter.
-        rows: list[int] = []
-        cols: list[int] = []
-        vals: list[float] = []
-        for j, job in enumerate(jobs):
-            for name, value in job.throughput.items():
-                rows.append(j)
-                cols.append(column[name])
-                vals.append(value)
+        counts = [len(job.throughput) for job in jobs]
+        rows = np.repeat(np.arange(m), counts)
+        cols = [column[name] for job in jobs for name in job.throughput]
+        vals = [value for job in jobs for value in job.throughput.values()]
         throughput = np.zeros((m, n_types))
         throughput[rows, cols] = vals
 

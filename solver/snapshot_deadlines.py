@@ -51,6 +51,8 @@ def deadline_errors(snapshot: Snapshot) -> list[FieldError]:
     """Increasing deadline lists, classes that agree with them, guarantees only on SLO jobs."""
     errors: list[FieldError] = []
     for i, job in enumerate(snapshot.jobs):
+        if not job.deadlines and job.job_class is None and not job.guaranteed:
+            continue  # nothing deadline-related to check (most jobs of most policies)
         options = job.deadlines or []
         times = [o.time for o in options]
         for v in range(1, len(times)):

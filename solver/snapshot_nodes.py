@@ -59,7 +59,8 @@ def fill_derived_fields(data: Any) -> Any:
                 for n in nodes
             ]
     jobs = data.get("jobs")
-    if isinstance(jobs, list) and any(_infer_scale(job) for job in jobs):
+    # Placements need nodes; without them there is nothing to derive (and no per-job scan).
+    if isinstance(nodes, list) and isinstance(jobs, list) and any(_infer_scale(j) for j in jobs):
         # A running job's gang is what it holds: its scale factor defaults to its placement.
         data = {
             **data,
