@@ -85,12 +85,14 @@ class SolveContext:
         start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None,
         relax: bool = False,
         time_limit: float | None = None,
+        highs_options: dict[str, bool | int | float | str] | None = None,
     ) -> Solution:
         """Compile and solve one model. `lp_method` and `mip_gap` are the formulation's
         preferences, used when the user did not set them; `start` is a MILP starting point
         (column indices, values) for backends that take one; `relax` drops integrality (after
         export, so an exported model is the MILP itself); `time_limit` is what is left of the
-        user's limit for formulations that solve several models."""
+        user's limit for formulations that solve several models; `highs_options` are HiGHS
+        search settings that pay off on the formulation's models (other backends ignore them)."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
@@ -102,6 +104,8 @@ class SolveContext:
         settings = self.settings(lp_method, mip_gap, start)
         if time_limit is not None:
             settings = replace(settings, time_limit=time_limit)
+        if highs_options:
+            settings = replace(settings, highs_options=highs_options)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
         return self.record(compiled, backend.solve(compiled, settings))

@@ -44,6 +44,9 @@ class SolveSettings:
     # A MILP starting point as (column indices, values); columns left out are completed by the
     # solver. Backends without WARM_START ignore it.
     start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = field(default=None, compare=False)
+    # HiGHS options a formulation knows pay off on its models (e.g. heuristics that only cost
+    # time there). Other backends ignore them; they never change what counts as optimal.
+    highs_options: dict[str, bool | int | float | str] = field(default_factory=dict, compare=False)
 
 
 @dataclass

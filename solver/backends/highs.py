@@ -122,6 +122,9 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
         h.setOptionValue("mip_rel_gap", float(settings.mip_rel_gap))
     if settings.threads is not None:
         h.setOptionValue("threads", int(settings.threads))
+    for name, value in settings.highs_options.items():
+        if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
+            raise ValueError(f"HiGHS rejects option {name}={value!r}")
 
 
 def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Solution:

@@ -34,3 +34,16 @@ def test_time_limit_returns_a_verified_incumbent(pair: tuple[str, str | None]) -
     ), solution.detail
     assert violation(model, solution.x) <= FEASIBILITY_TOLERANCE
     assert solution.objective == pytest.approx(model.cost @ solution.x + model.offset)
+
+
+def test_highs_options_are_passed_on_and_checked() -> None:
+    import highspy
+
+    from solver.backends.highs import configure
+
+    model = market_split(4, 40)
+    h = highspy.Highs()
+    configure(h, model, SolveSettings(highs_options={"mip_heuristic_run_rins": False}))
+    assert h.getOptionValue("mip_heuristic_run_rins")[1] is False
+    with pytest.raises(ValueError, match="no_such_option"):
+        configure(highspy.Highs(), model, SolveSettings(highs_options={"no_such_option": 1}))
