@@ -30,8 +30,9 @@ class LevelSolver(Protocol):
 def level_solver(
     structure: ShareStructure, state: LevelState, ctx: SolveContext, lp_method: LpMethod
 ) -> LevelSolver:
-    """Warm HiGHS re-solves when HiGHS is the backend (the default); cold ones otherwise."""
-    if ctx.options.backend in (AUTO, HighsBackend.name):
+    """Warm HiGHS re-solves when HiGHS is the backend (the default); cold ones otherwise, and
+    when exporting (the cold path goes through `SolveContext.solve`, which writes the model)."""
+    if ctx.export_path is None and ctx.options.backend in (AUTO, HighsBackend.name):
         return WarmLevels(structure, state, ctx, lp_method)
     return ColdLevels(structure, ctx, lp_method)
 
