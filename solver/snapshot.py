@@ -26,8 +26,6 @@ from solver.snapshot_deadlines import DeadlineOption, JobClass, deadline_errors
 from solver.snapshot_nodes import Node, fill_derived_fields, node_errors
 from solver.snapshot_sharing import Entity, JobPair, entity_errors, pair_errors
 
-SCHEMA_VERSION = "1"
-
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -69,10 +69,6 @@ def capable_of(feature: Feature) -> list[str]:
     return out
 
 
-def register_backend(name: str, factory: Callable[[], Backend]) -> None:
-    _FACTORIES[name] = factory
-
-
 __all__ = [
     "AUTO",
     "DEFAULT_BACKEND",
@@ -85,5 +81,4 @@ __all__ = [
     "capable_of",
     "choose_backend",
     "get_backend",
-    "register_backend",
 ]
