@@ -11,32 +11,21 @@ from collections import Counter
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
-    StringConstraints,
     ValidationError,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import FieldError, InputError
+from solver.schema_types import Finite, Name, NonNegative, Positive, Strict
 from solver.snapshot_contention import ContentionTable, contention_errors
 from solver.snapshot_deadlines import DeadlineOption, JobClass, deadline_errors
 from solver.snapshot_nodes import Node, fill_derived_fields, node_errors
 from solver.snapshot_sharing import Entity, JobPair, entity_errors, pair_errors
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-Finite = Annotated[float, Field(allow_inf_nan=False)]
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class GpuType(_Strict):
+class GpuType(Strict):
     """A GPU type and how many of it the cluster has."""
 
     name: Name = Field(description="Identifier used as key in job throughputs, e.g. `v100`.")
@@ -46,7 +35,7 @@ class GpuType(_Strict):
     )
 
 
-class Job(_Strict):
+class Job(Strict):
     """A job as the policy sees it. Throughputs are for the whole job at its scale factor."""
 
     id: Name = Field(description="Unique job identifier; results are keyed by it.")
@@ -97,7 +86,7 @@ class Job(_Strict):
     )
 
 
-class Snapshot(_Strict):
+class Snapshot(Strict):
     """The cluster as one request sees it."""
 
     schema_version: Literal["1"] = Field(default="1", description="Schema version.")

@@ -12,22 +12,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field
 
 from solver.errors import FieldError
+from solver.schema_types import Name, Strict
 
-_Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 _Sensitivity = Annotated[float, Field(ge=1.0, allow_inf_nan=False)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class JobConfig(_Strict):
+class JobConfig(Strict):
     """A job as the contention table sees it."""
 
-    workload_class: _Name = Field(description="Workload class, e.g. `FSDP` or `MoE`.")
+    workload_class: Name = Field(description="Workload class, e.g. `FSDP` or `MoE`.")
     gpus: int = Field(ge=1, description="Total GPUs of the job.")
     nodes: int = Field(ge=1, description="Nodes the job spans.")
 
@@ -39,7 +35,7 @@ class JobConfig(_Strict):
         return f"{self.workload_class},{self.gpus},{self.nodes}"
 
 
-class ContentionEntry(_Strict):
+class ContentionEntry(Strict):
     """One measured pair: the target's slowdown factor next to the co-runner."""
 
     target: JobConfig
@@ -49,15 +45,15 @@ class ContentionEntry(_Strict):
     )
 
 
-class ClassDefault(_Strict):
+class ClassDefault(Strict):
     """CS of any job of `target_class` next to any job of `co_runner_class`."""
 
-    target_class: _Name
-    co_runner_class: _Name
+    target_class: Name
+    co_runner_class: Name
     cs: _Sensitivity
 
 
-class ContentionTable(_Strict):
+class ContentionTable(Strict):
     """Measured contention sensitivities; lookups fall back as `solver.contention` describes."""
 
     entries: list[ContentionEntry] = Field(default_factory=list)

@@ -9,16 +9,16 @@ the nodes (untyped nodes form one type called `gpu`).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field
 
 from solver.errors import FieldError
+from solver.schema_types import Name
 
 if TYPE_CHECKING:
     from solver.snapshot import Snapshot
 
-_Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 
 #: The GPU type of untyped nodes when the snapshot gives no `gpu_types`.
 DEFAULT_GPU_TYPE = "gpu"
@@ -29,9 +29,9 @@ class Node(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: _Name = Field(description="Unique node identifier; placements are keyed by it.")
+    id: Name = Field(description="Unique node identifier; placements are keyed by it.")
     gpus: int = Field(ge=1, description="GPUs on the node.")
-    gpu_type: _Name | None = Field(
+    gpu_type: Name | None = Field(
         default=None,
         description="GPU type of the node; may be left out when the cluster has one type.",
     )

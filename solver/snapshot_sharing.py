@@ -11,26 +11,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field
 
 from solver.errors import FieldError
+from solver.schema_types import Name, NonNegative, Positive, Strict
 
 if TYPE_CHECKING:
     from solver.snapshot import Snapshot
 
-# The same field types as solver.snapshot (not imported from there: it imports this module).
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Entity(_Strict):
+class Entity(Strict):
     """An owner of jobs (a team, a tenant) with a share of the cluster."""
 
     id: Name = Field(description="Entity identifier; jobs name it in `entity`.")
@@ -42,7 +34,7 @@ class Entity(_Strict):
     )
 
 
-class JobPair(_Strict):
+class JobPair(Strict):
     """Two jobs that may run together on the same GPUs (space sharing)."""
 
     a: Name = Field(description="Id of the first job.")
