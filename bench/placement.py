@@ -71,6 +71,20 @@ def cases() -> list[Case]:
                 extra=_note,
             )
         )
+    # What a scheduler with a 2 s budget gets on the two slow rows above: the incumbent and its
+    # proven gap.
+    for seed in (2, 4):
+        out.append(
+            Case(
+                GROUP,
+                f"32×8, 40 candidates, ≤40 running, seed {seed}, 2 s limit",
+                lambda s=seed: _snapshot(32, 40, 40, s),
+                "contention_placement",
+                {"w1": 0.5, "time_limit": 2.0},
+                target_seconds=2.1,
+                extra=_note,
+            )
+        )
     for running in (96, 70):
         out.append(
             Case(
