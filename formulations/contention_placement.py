@@ -24,7 +24,9 @@ starting an uncontended job just to dilute it, and is not linear. DeepShare's ow
 over running and started jobs) is reported as `mean_contention_sensitivity`.
 
 Solving (`placement_solve`): a greedy placement is the starting incumbent; candidate-pair rows of
-the worst penalty are added lazily; the reported numbers are recomputed from the placement
+the worst penalty are added lazily; under DeepShare's scope a pooled relaxation without
+per-candidate copies (`placement_pooled`) is solved first and settles the answer when its bound
+proves the best placement found; the reported numbers are recomputed from the placement
 (`placement_eval`), not read from the solver. Under a time limit the best placement found is
 returned with its gap (status `feasible`), or the greedy one (status `fallback`) if the solver
 had none of its own.

@@ -144,6 +144,20 @@ def greedy(inst: Instance, w1: float, penalty: str, passes: int = 3) -> Started:
     return started
 
 
+def improve(inst: Instance, started: Started, w1: float, penalty: str, passes: int = 3) -> Started:
+    """`started` after single-job moves (as in `greedy`) until none helps."""
+    state = _State.running(inst, penalty)
+    out = dict(started)
+    for j, (o, nodes) in out.items():
+        state.add(j, o, nodes)
+    gain = (1.0 - w1) / inst.total_gpus
+    weight = w1 / inst.num_jobs
+    for _ in range(passes):
+        if not _improve(state, out, gain, weight):
+            break
+    return out
+
+
 def _improve(state: _State, started: Started, gain: float, weight: float) -> bool:
     """One sweep of single-job moves; True if anything changed."""
     inst = state.inst

@@ -1,0 +1,700 @@
+"""The pooled placement model: worst-co-runner penalty, single-node jobs free of contention
+(DeepShare's scope). A relaxation of `placement_model` + `placement_worst` that is usually tight
+and several times smaller (no copy per candidate, so no symmetric copies to search); its bound
+holds for the full problem, and `placement_solve` uses it to prove placements it evaluates
+independently, falling back to the per-candidate model when the bound stays above them.
+
+Interchangeable candidates are not told apart. A *family* f = (group g of m_g interchangeable
+candidates, shape k_f × p_f, GPU type) has
+    s_f ∈ ℤ₊                      jobs of the group started with that shape
+    u_fn ∈ ℤ₊, u_fn ≤ b_fn        their pieces on node n   (b_fn = min(m_g, ⌊F_n / p_f⌋))
+    Σ_n u_fn = k_f s_f            k pieces per job
+    u_fn ≤ s_f                    a job uses a node at most once
+    Σ_{f∈g} s_f ≤ m_g             the group's size
+    Σ_f p_f u_fn ≤ F_n            free GPUs
+What a family's jobs suffer: E_fn, the worst CS a piece of f on n meets, is R_αn (running jobs,
+α = α_f) or CS(α|β) once a candidate of configuration β shares n. With levels L_1 < L_2 < … of
+the values E_fn can take and t_fl the number of f's jobs whose worst piece reaches L_l,
+    Σ_{jobs of f} (CS_j − 1) = Σ_l (L_l − L_{l−1}) t_fl            (L_0 = 1)
+    t_fl ≥ t_f,l+1,  t_fl ≤ s_f,  t_fl ∈ ℤ₊
+    t_fl ≥ u_fn                 for n with R_αn at level l (every piece on n is another job)
+    t_fl ≥ Σ_{n: R_αn ≥ L_l} u_fn / k_f                   (k pieces per job, rounded up)
+    t_fl ≥ y_fnβ ≥ u_fn − b_fn (1 − h_βn)   for CS(α|β) at level l, h_βn = 1 when a piece of
+                                            configuration β (another one, if β = α) is on n
+What running job r suffers, with K_r from its running co-runners and levels L_r1 < … of the
+CS(α_r | α_f) above K_r:
+    CS_r = K_r + Σ_l (L_rl − L_r,l−1) z_rl,  z_rl ≥ z_r,l+1,  z_rl ≥ u_fn / b_fn
+                                            (n a node of r, CS(α_r|α_f) ≥ L_rl)
+Sharing rows, added where a solution breaks them (`sharing_cuts`): for n below level l,
+    (k_f − 1) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + u_fn − T_fn      (T_fn: t at R_αn's level, or s_f)
+since the jobs that hold n but stay below L_l are at most T_fn − t_fl, and the rest of n's
+pieces must sit in the t_fl jobs that reach L_l, next to the pieces at or above it.
+Each row holds for every real placement (it counts jobs or pieces from below), so the optimum
+is an upper bound on the true one. `decode` groups each family's pieces into jobs, worst pieces
+together (in order when the nodes stay distinct, else by a small assignment MILP).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from formulations.placement_instance import Instance
+from formulations.placement_model import matrix
+from formulations.placement_running import running_floor, running_worst
+from solver.model import Block, Model, Sense
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+Started = dict[int, tuple[int, list[int]]]
+
+
+@dataclass
+class Families:
+    """Families and their (family, node) pairs, with the option row each family starts with."""
+
+    option: IntArray  # a representative option row (k, p, type, config of the family)
+    group: IntArray
+    nodes: IntArray  # k
+    per_node: IntArray  # p
+    config: IntArray
+    demand: IntArray
+    size: IntArray  # m_g
+    pair_family: IntArray
+    pair_node: IntArray
+    pair_upper: IntArray  # b_fn
+
+    @property
+    def count(self) -> int:
+        return int(self.option.size)
+
+
+@dataclass
+class Pooled:
+    model: Model
+    families: Families
+    s: Block
+    u: Block
+    t: Block | None = None
+    t_family: IntArray | None = None
+    t_level: FloatArray | None = None
+
+
+# Grouping a family's pieces into jobs is a tiny MILP, but a family of many jobs can make it
+# slow; past this the best grouping found (or a round-robin deal) is used. A worse grouping only
+# lowers the placement's true value: the bound test then decides, nothing is claimed wrongly.
+GROUPING_SECONDS = 0.05
+
+Cut = tuple[int, float, int]  # (family, level, node): a sharing row of `_sharing_rows`
+
+
+def families(inst: Instance) -> Families:
+    opts = inst.options
+    group = inst.group[opts.candidate]
+    keys = np.stack([group, opts.nodes, opts.per_node, opts.gpu_type])
+    _, first = np.unique(keys, axis=1, return_index=True)
+    option = np.sort(first)
+    size = np.bincount(inst.group)[group[option]]
+    eligible = (inst.node_type[None, :] == opts.gpu_type[option][:, None]) & (
+        inst.free[None, :] >= opts.per_node[option][:, None]
+    )
+    pair_family, pair_node = np.nonzero(eligible)
+    upper = np.minimum(
+        size[pair_family], inst.free[pair_node] // opts.per_node[option][pair_family]
+    )
+    return Families(
+        option=option,
+        group=group[option],
+        nodes=opts.nodes[option],
+        per_node=opts.per_node[option],
+        config=opts.config[option],
+        demand=inst.demand[opts.candidate[option]],
+        size=size,
+        pair_family=pair_family,
+        pair_node=pair_node,
+        pair_upper=upper,
+    )
+
+
+def build(
+    inst: Instance, w1: float, modeled: BoolArray, cuts: frozenset[Cut] = frozenset()
+) -> Pooled:
+    """maximize W2·U − W1·Φ over the rows of the module docstring; candidate co-runner rows only
+    for the configuration pairs in `modeled`."""
+    fam = families(inst)
+    model = Model("contention_placement_pooled")
+    n_fam, n_pair, n_node = fam.count, fam.pair_family.size, len(inst.node_ids)
+    s = model.add_variables("starts", n_fam, upper=fam.size.astype(float), integer=True)
+    u = model.add_variables("pieces", n_pair, upper=fam.pair_upper.astype(float), integer=True)
+    pairs = np.arange(n_pair)
+    model.add_constraints(
+        "shape",
+        {
+            u: matrix(fam.pair_family, pairs, 1.0, (n_fam, n_pair)),
+            s: sp.diags(-fam.nodes.astype(float)),
+        },
+        lower=0.0,
+        upper=0.0,
+    )
+    multi = np.flatnonzero(fam.nodes[fam.pair_family] > 1)
+    model.add_constraints(
+        "distinct_nodes",
+        {
+            u: matrix(np.arange(multi.size), multi, 1.0, (multi.size, n_pair)),
+            s: matrix(np.arange(multi.size), fam.pair_family[multi], -1.0, (multi.size, n_fam)),
+        },
+        upper=0.0,
+    )
+    groups, row = np.unique(fam.group, return_inverse=True)
+    model.add_constraints(
+        "group_size",
+        {s: matrix(row.reshape(-1), np.arange(n_fam), 1.0, (groups.size, n_fam))},
+        upper=np.bincount(inst.group)[groups].astype(float),
+    )
+    model.add_constraints(
+        "capacity",
+        {u: matrix(fam.pair_node, pairs, fam.per_node[fam.pair_family], (n_node, n_pair))},
+        upper=inst.free.astype(float),
+    )
+    own_block, own_delta, t_family, t_level = _own_rows(model, inst, fam, s, u, modeled, cuts)
+    run_block, run_delta, run_constant = _running_rows(model, inst, fam, u)
+    m, total = inst.num_jobs, inst.total_gpus
+    w2 = 1.0 - w1
+    g_running = sum(int(g.sum()) for g in inst.running_gpus)
+    terms: dict[Block, FloatArray] = {s: w2 * fam.demand / total}
+    for block, delta in ((own_block, own_delta), (run_block, run_delta)):
+        if block is not None:
+            terms[block] = -w1 * delta / m
+    # Every candidate counts 1 (waiting, or started before its excess), running jobs K_r.
+    offset = w2 * g_running / total - w1 * (run_constant + inst.candidates.size) / m
+    model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
+    return Pooled(model, fam, s, u, own_block, t_family, t_level)
+
+
+def _levels(values: FloatArray) -> tuple[FloatArray, IntArray]:
+    """Distinct values and each value's level index."""
+    levels, index = np.unique(values, return_inverse=True)
+    return levels, index.reshape(-1)
+
+
+def _own_rows(
+    model: Model,
+    inst: Instance,
+    fam: Families,
+    s: Block,
+    u: Block,
+    modeled: BoolArray,
+    cuts: frozenset[Cut],
+) -> tuple[Block | None, FloatArray, IntArray, FloatArray]:
+    """The t rows: level counters of what each multi-node family's jobs suffer."""
+    base = running_worst(inst)
+    r_pair = base[fam.config[fam.pair_family], fam.pair_node]
+    triggers = _candidate_triggers(inst, fam, base, modeled)
+    h, h2 = _colocation(model, inst, fam, u, triggers)
+    t_family: list[int] = []
+    t_delta: list[float] = []
+    t_level: list[float] = []
+    link: list[tuple[IntArray, IntArray]] = []  # (t index, pair) with t ≥ u
+    ceil: list[tuple[IntArray, IntArray, float]] = []  # (t index, pairs, 1/k)
+    chain: list[int] = []  # t index i with t_i ≥ t_{i+1}
+    trig_t = np.zeros(triggers.family.size, dtype=np.int64)  # per trigger: its t index
+    for f in np.flatnonzero(fam.nodes > 1).tolist():
+        mine = np.flatnonzero(fam.pair_family == f)
+        cand = np.flatnonzero(triggers.family == f)
+        values = np.concatenate([r_pair[mine], triggers.value[cand]])
+        levels, index = _levels(values[values > 1.0])
+        if not levels.size:
+            continue
+        start = len(t_family)
+        t_family.extend([f] * levels.size)
+        t_delta.extend(np.diff(levels, prepend=1.0).tolist())
+        t_level.extend(levels.tolist())
+        chain.extend(range(start, start + levels.size - 1))
+        above = r_pair[mine] > 1.0
+        link.append((start + index[: above.sum()], mine[above]))
+        trig_t[cand] = start + index[above.sum() :]
+        for lvl, level in enumerate(levels.tolist()):
+            ceil.append((np.array([start + lvl]), mine[r_pair[mine] >= level], 1.0 / fam.nodes[f]))
+    if not t_family:
+        return None, np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+    tf = np.array(t_family)
+    n_t, n_pair = tf.size, fam.pair_family.size
+    t = model.add_variables(
+        "excess_jobs",
+        n_t,
+        upper=fam.size[tf].astype(float),
+        integer=True,
+        coords=(("family", tf.tolist()),),
+    )
+    rows, cols = np.concatenate([a for a, _ in link]), np.concatenate([b for _, b in link])
+    model.add_constraints(
+        "excess_piece",
+        {
+            t: matrix(np.arange(rows.size), rows, 1.0, (rows.size, n_t)),
+            u: matrix(np.arange(rows.size), cols, -1.0, (rows.size, n_pair)),
+        },
+        lower=0.0,
+    )
+    if chain:
+        c = np.array(chain)
+        model.add_constraints(
+            "excess_chain",
+            {
+                t: matrix(np.arange(c.size), c, 1.0, (c.size, n_t))
+                - matrix(np.arange(c.size), c + 1, 1.0, (c.size, n_t))
+            },
+            lower=0.0,
+        )
+    c_rows = np.concatenate([np.repeat(r, p.size) for r, p, _ in ceil])
+    c_cols = np.concatenate([p for _, p, _ in ceil])
+    c_vals = np.concatenate([np.full(p.size, k) for _, p, k in ceil])
+    model.add_constraints(
+        "excess_rounded",
+        {
+            t: sp.identity(n_t, format="csr"),
+            u: matrix(c_rows, c_cols, -c_vals, (n_t, n_pair)),
+        },
+        lower=0.0,
+    )
+    model.add_constraints(
+        "excess_at_most_started",
+        {t: sp.identity(n_t, format="csr"), s: matrix(np.arange(n_t), tf, -1.0, (n_t, s.size))},
+        upper=0.0,
+    )
+    if triggers.family.size:
+        _trigger_rows(model, fam, u, t, trig_t, triggers, h, h2)
+    levels_of = np.array(t_level)
+    if cuts:
+        _sharing_rows(model, fam, s, u, t, tf, levels_of, r_pair, cuts)
+    return t, np.array(t_delta), tf, levels_of
+
+
+def _sharing_rows(
+    model: Model,
+    fam: Families,
+    s: Block,
+    u: Block,
+    t: Block,
+    t_family: IntArray,
+    t_level: FloatArray,
+    r_pair: FloatArray,
+    cuts: frozenset[Cut],
+) -> None:
+    """(k − 1) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + u_fn − T_fn for a node n below level l, T_fn the
+    jobs of f that reach n's own level (t at R_αn, or s_f when R_αn = 1): those jobs hold n once
+    each, so the pieces of n that the t_fl jobs reaching L_l do not take fit nowhere else; the
+    t_fl jobs have k slots each, next to the pieces at or above L_l."""
+    # (t column of the level, t column of n's own level or −1 for s, family, u columns, k)
+    entries: list[tuple[int, int, int, IntArray, int]] = []
+    for f, level, node in sorted(cuts):
+        col = np.flatnonzero((t_family == f) & np.isclose(t_level, level))
+        pair = np.flatnonzero((fam.pair_family == f) & (fam.pair_node == node))
+        if not col.size or not pair.size:
+            continue
+        own = np.flatnonzero((t_family == f) & np.isclose(t_level, r_pair[pair[0]]))
+        mine = np.flatnonzero(fam.pair_family == f)
+        covered = mine[r_pair[mine] >= t_level[col[0]]]
+        own_col = int(own[0]) if own.size else -1
+        pieces = np.concatenate([covered, pair[:1]])
+        entries.append((int(col[0]), own_col, f, pieces, int(fam.nodes[f])))
+    if not entries:
+        return
+    n = len(entries)
+    rows = np.arange(n)
+    t_col = np.array([e[0] for e in entries])
+    below = np.array([e[1] for e in entries])
+    fam_of = np.array([e[2] for e in entries])
+    k = np.array([float(e[4]) - 1.0 for e in entries])
+    via_t = below >= 0
+    model.add_constraints(
+        "excess_sharing",
+        {
+            t: matrix(rows, t_col, k, (n, t.size))
+            + matrix(rows[via_t], below[via_t], 1.0, (n, t.size)),
+            u: matrix(
+                np.concatenate([np.full(e[3].size, i) for i, e in enumerate(entries)]),
+                np.concatenate([e[3] for e in entries]),
+                -1.0,
+                (n, u.size),
+            ),
+            s: matrix(rows[~via_t], fam_of[~via_t], 1.0, (n, s.size)),
+        },
+        lower=0.0,
+    )
+
+
+def sharing_cuts(inst: Instance, pooled: Pooled, x: FloatArray) -> set[Cut]:
+    """The sharing rows (`_sharing_rows`) the solution `x` violates."""
+    if pooled.t is None or pooled.t_family is None or pooled.t_level is None:
+        return set()
+    fam = pooled.families
+    s = np.rint(x[pooled.s.span])
+    u = np.rint(x[pooled.u.span])
+    t = np.rint(x[pooled.t.span])
+    r_pair = running_worst(inst)[fam.config[fam.pair_family], fam.pair_node]
+    found: set[Cut] = set()
+    for i in np.flatnonzero(s[pooled.t_family] >= 2).tolist():
+        f, level = int(pooled.t_family[i]), float(pooled.t_level[i])
+        mine = np.flatnonzero(fam.pair_family == f)
+        levels = pooled.t_level[pooled.t_family == f]
+        counts = t[pooled.t_family == f]
+        high = r_pair[mine] >= level
+        covered = u[mine[high]].sum()
+        below = mine[~high & (u[mine] > 0)]
+        at = np.searchsorted(levels, r_pair[below] - 1e-12)
+        reach = np.where(r_pair[below] > 1.0, counts[np.minimum(at, levels.size - 1)], s[f])
+        slack = (fam.nodes[f] - 1) * t[i] - covered - u[below] + reach
+        found.update((f, level, int(fam.pair_node[q])) for q in below[slack < -0.5])
+    # A family that violates one row tends to violate its neighbours next: add the rows of every
+    # level for the nodes that can hold two of its pieces.
+    for f in {c[0] for c in found}:
+        mine = np.flatnonzero((fam.pair_family == f) & (fam.pair_upper >= 2))
+        for level in pooled.t_level[pooled.t_family == f].tolist():
+            found.update((f, level, int(fam.pair_node[q])) for q in mine[r_pair[mine] < level])
+    return found
+
+
+@dataclass
+class Triggers:
+    """Candidate co-runner cases: family f's pieces on node n meet configuration β there."""
+
+    family: IntArray
+    pair: IntArray  # (family, node) pair index
+    beta: IntArray
+    value: FloatArray  # CS(α_f | β)
+
+
+def _candidate_triggers(
+    inst: Instance, fam: Families, base: FloatArray, modeled: BoolArray
+) -> Triggers:
+    multi = fam.nodes > 1
+    present = np.zeros((len(inst.configs), len(inst.node_ids)), bool)
+    sel = multi[fam.pair_family]
+    present[fam.config[fam.pair_family[sel]], fam.pair_node[sel]] = True
+    size = np.zeros(len(inst.configs), dtype=np.int64)
+    size[fam.config] = fam.per_node
+    pair = np.flatnonzero(sel)
+    alpha, node = fam.config[fam.pair_family[pair]], fam.pair_node[pair]
+    # (pair, β): β present on the node, modeled, both fit together, and worse than R.
+    hurts = (
+        present[:, node].T
+        & modeled[alpha]
+        & (inst.cs[alpha] > base[alpha, node][:, None])
+        & ((size[alpha][:, None] + size[None, :]) <= inst.free[node][:, None])
+    )
+    which, beta = np.nonzero(hurts)
+    return Triggers(
+        family=fam.pair_family[pair[which]],
+        pair=pair[which],
+        beta=beta,
+        value=inst.cs[alpha[which], beta],
+    )
+
+
+@dataclass
+class Colocation:
+    """h_βn (a piece of configuration β on n) or h2_αn (two or more of α on n): the block and
+    each cell's column in it, −1 where absent."""
+
+    block: Block | None
+    index: IntArray
+
+
+def _colocation(
+    model: Model, inst: Instance, fam: Families, u: Block, triggers: Triggers
+) -> tuple[Colocation, Colocation]:
+    """The h and h2 indicators the triggers need, linked to the pieces."""
+    n_cfg, n_node = len(inst.configs), len(inst.node_ids)
+    node = fam.pair_node[triggers.pair]
+    alpha = fam.config[triggers.family]
+    other = triggers.beta != alpha
+    need = np.zeros((n_cfg, n_node), bool)
+    need[triggers.beta[other], node[other]] = True
+    need2 = np.zeros((n_cfg, n_node), bool)
+    need2[alpha[~other], node[~other]] = True
+    return _once(model, inst, fam, u, need), _twice(model, inst, fam, u, need2)
+
+
+def _cells(model: Model, name: str, mask: BoolArray) -> Colocation:
+    cfg, node = np.nonzero(mask)
+    index = np.full(mask.shape, -1, dtype=np.int64)
+    if not cfg.size:
+        return Colocation(None, index)
+    index[cfg, node] = np.arange(cfg.size)
+    return Colocation(model.add_variables(name, cfg.size, upper=1.0, integer=True), index)
+
+
+def _multi_pairs(fam: Families, mask: BoolArray) -> IntArray:
+    """Multi-node (family, node) pairs whose (configuration, node) cell is in `mask`."""
+    multi = fam.nodes[fam.pair_family] > 1
+    return np.flatnonzero(multi & mask[fam.config[fam.pair_family], fam.pair_node])
+
+
+def _once(model: Model, inst: Instance, fam: Families, u: Block, mask: BoolArray) -> Colocation:
+    """h_βn ≥ u_fn / b_fn for every family f of configuration β."""
+    h = _cells(model, "colocated", mask)
+    if h.block is None:
+        return h
+    sel = _multi_pairs(fam, mask)
+    cell = h.index[fam.config[fam.pair_family[sel]], fam.pair_node[sel]]
+    model.add_constraints(
+        "colocated_link",
+        {
+            h.block: matrix(np.arange(sel.size), cell, 1.0, (sel.size, h.block.size)),
+            u: matrix(np.arange(sel.size), sel, -1.0 / fam.pair_upper[sel], (sel.size, u.size)),
+        },
+        lower=0.0,
+    )
+    return h
+
+
+def _twice(model: Model, inst: Instance, fam: Families, u: Block, mask: BoolArray) -> Colocation:
+    """Σ_{f of config α} u_fn − 1 ≤ (pieces of α that fit n − 1) · h2_αn."""
+    h2 = _cells(model, "colocated_twice", mask)
+    if h2.block is None:
+        return h2
+    sel = _multi_pairs(fam, mask)
+    cell = h2.index[fam.config[fam.pair_family[sel]], fam.pair_node[sel]]
+    cfg, node = np.nonzero(mask)
+    per_node = np.ones(len(inst.configs), dtype=np.int64)
+    per_node[fam.config] = fam.per_node
+    cap = np.zeros(cfg.size)
+    np.add.at(cap, cell, fam.pair_upper[sel])
+    cap = np.minimum(cap, inst.free[node] // per_node[cfg])
+    model.add_constraints(
+        "colocated_twice_link",
+        {
+            h2.block: sp.diags(-np.maximum(cap - 1.0, 1.0)),
+            u: matrix(cell, sel, 1.0, (cfg.size, u.size)),
+        },
+        upper=1.0,
+    )
+    return h2
+
+
+def _trigger_rows(
+    model: Model,
+    fam: Families,
+    u: Block,
+    t: Block,
+    trig_t: IntArray,
+    triggers: Triggers,
+    h: Colocation,
+    h2: Colocation,
+) -> None:
+    """t ≥ u_fn − b_fn (1 − h): the level of CS(α|β) is reached on n once β is there too."""
+    node = fam.pair_node[triggers.pair]
+    alpha = fam.config[triggers.family]
+    b = fam.pair_upper[triggers.pair].astype(float)
+    n = triggers.pair.size
+    rows = np.arange(n)
+    terms = {
+        t: matrix(rows, trig_t, 1.0, (n, t.size)),
+        u: matrix(rows, triggers.pair, -1.0, (n, u.size)),
+    }
+    other = triggers.beta != alpha
+    for cells, sel, cfg in ((h, other, triggers.beta), (h2, ~other, alpha)):
+        if cells.block is not None:
+            terms[cells.block] = matrix(
+                rows[sel], cells.index[cfg[sel], node[sel]], -b[sel], (n, cells.block.size)
+            )
+    model.add_constraints("excess_candidate", terms, lower=-b)
+
+
+def _running_rows(
+    model: Model, inst: Instance, fam: Families, u: Block
+) -> tuple[Block | None, FloatArray, float]:
+    """z rows: levels of what each running job suffers from candidates next to it."""
+    floor = running_floor(inst)
+    constant = float(floor.sum())
+    multi = np.flatnonzero(fam.nodes[fam.pair_family] > 1)
+    on_node = [multi[fam.pair_node[multi] == n] for n in range(len(inst.node_ids))]
+    z_delta: list[float] = []
+    rows: list[IntArray] = []
+    cols: list[IntArray] = []
+    chain: list[int] = []
+    for r in range(inst.running.size):
+        near = np.concatenate([on_node[n] for n in inst.running_nodes[r].tolist()])
+        value = inst.cs[inst.running_config[r], fam.config[fam.pair_family[near]]]
+        keep = value > floor[r]
+        near, value = near[keep], value[keep]
+        if not near.size:
+            continue
+        levels, index = _levels(value)
+        start = len(z_delta)
+        z_delta.extend(np.diff(levels, prepend=floor[r]).tolist())
+        chain.extend(range(start, start + levels.size - 1))
+        rows.append(start + index)
+        cols.append(near)
+    if not z_delta:
+        return None, np.zeros(0), constant
+    n_z, n_pair = len(z_delta), fam.pair_family.size
+    z = model.add_variables("running_excess", n_z, upper=1.0, integer=True)
+    row, col = np.concatenate(rows), np.concatenate(cols)
+    model.add_constraints(
+        "running_excess_piece",
+        {
+            z: matrix(np.arange(row.size), row, 1.0, (row.size, n_z)),
+            u: matrix(np.arange(row.size), col, -1.0 / fam.pair_upper[col], (row.size, n_pair)),
+        },
+        lower=0.0,
+    )
+    if chain:
+        c = np.array(chain)
+        model.add_constraints(
+            "running_excess_chain",
+            {
+                z: matrix(np.arange(c.size), c, 1.0, (c.size, n_z))
+                - matrix(np.arange(c.size), c + 1, 1.0, (c.size, n_z))
+            },
+            lower=0.0,
+        )
+    return z, np.array(z_delta), constant
+
+
+def decode(inst: Instance, pooled: Pooled, x: FloatArray) -> Started:
+    """Started candidates (job index → option, nodes) from a solution: each family's pieces are
+    grouped into jobs in order of what they suffer on their node, worst first, so the worst
+    pieces share jobs; the group's members take the jobs in order."""
+    fam = pooled.families
+    s = np.rint(x[pooled.s.span]).astype(np.int64)
+    u = np.rint(x[pooled.u.span]).astype(np.int64)
+    worst = _piece_worst(inst, fam, u)
+    idle = {int(g): iter(inst.candidates[inst.group == g].tolist()) for g in np.unique(fam.group)}
+    started: Started = {}
+    for f in np.flatnonzero(s > 0).tolist():
+        pairs = np.flatnonzero((fam.pair_family == f) & (u > 0))
+        jobs = _group_pieces(
+            fam.pair_node[pairs], u[pairs], worst[pairs], int(s[f]), int(fam.nodes[f])
+        )
+        for nodes in jobs:
+            j = next(idle[int(fam.group[f])])
+            started[j] = (_option_of(inst, j, int(fam.option[f])), nodes)
+    return started
+
+
+def _piece_worst(inst: Instance, fam: Families, u: IntArray) -> FloatArray:
+    """E per (family, node) pair: the worst CS a piece there meets, running jobs and the
+    multi-node candidate pieces the solution puts on the node included."""
+    multi = fam.nodes[fam.pair_family] > 1
+    count = np.zeros((len(inst.configs), len(inst.node_ids)))
+    np.add.at(count, (fam.config[fam.pair_family], fam.pair_node), np.where(multi, u, 0))
+    alpha, node = fam.config[fam.pair_family], fam.pair_node
+    others = count[:, node].T  # pairs × configs
+    others[np.arange(alpha.size), alpha] -= 1.0  # the piece itself
+    met = np.where(others > 0, inst.cs[alpha], 1.0).max(axis=1, initial=1.0)
+    return np.where(multi, np.maximum(running_worst(inst)[alpha, node], met), 1.0)
+
+
+def _group_pieces(
+    nodes: IntArray, count: IntArray, worst: FloatArray, jobs: int, k: int
+) -> list[list[int]]:
+    """`jobs` sets of k distinct nodes (node i used count_i times) minimizing Σ_jobs max worst:
+    in order, worst first, when that keeps every job's nodes distinct; else a small assignment
+    MILP (a node can serve every job: count_i ≤ jobs)."""
+    order = np.argsort(-worst, kind="stable")
+    pieces = np.repeat(nodes[order], count[order])
+    consecutive = pieces.reshape(jobs, k)
+    if all(np.unique(row).size == k for row in consecutive):
+        return [row.tolist() for row in consecutive]
+    return _assign(nodes, count, worst, jobs, k)
+
+
+def _assign(
+    nodes: IntArray, count: IntArray, worst: FloatArray, jobs: int, k: int
+) -> list[list[int]]:
+    """a_ij ∈ {0,1} (node i in job j), m_j ≥ worst_i a_ij; minimize Σ m_j
+    s.t. Σ_j a_ij = count_i, Σ_i a_ij = k, m_j ≥ m_j+1 (jobs are interchangeable)."""
+    n = nodes.size
+    na = n * jobs
+    a = np.arange(na).reshape(n, jobs)
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
+
+    def row(c: list[int], v: list[float], lower: float, upper: float) -> None:
+        r = len(lo)
+        rows.extend([r] * len(c))
+        cols.extend(c)
+        vals.extend(v)
+        lo.append(lower)
+        hi.append(upper)
+
+    for i in range(n):
+        row(a[i].tolist(), [1.0] * jobs, count[i], count[i])
+        for j in range(jobs):
+            row([na + j, int(a[i, j])], [1.0, -float(worst[i])], 0.0, np.inf)
+    for j in range(jobs):
+        row(a[:, j].tolist(), [1.0] * n, k, k)
+        if j + 1 < jobs:
+            row([na + j, na + j + 1], [1.0, -1.0], 0.0, np.inf)
+    matrix_ = sp.csr_matrix((vals, (rows, cols)), shape=(len(lo), na + jobs))
+    cost = np.concatenate([np.zeros(na), np.ones(jobs)])
+    integrality = np.concatenate([np.ones(na), np.zeros(jobs)])
+    res = milp(
+        cost,
+        constraints=LinearConstraint(matrix_, lo, hi),
+        integrality=integrality,
+        bounds=Bounds(0, np.concatenate([np.ones(na), np.full(jobs, np.inf)])),
+        options={"time_limit": GROUPING_SECONDS},
+    )
+    if res.x is None:  # no grouping within the time: deal round-robin (always valid)
+        pieces = np.repeat(nodes, count)
+        return [pieces[j::jobs].tolist() for j in range(jobs)]
+    take = np.rint(res.x[:na]).reshape(n, jobs) > 0
+    return [nodes[take[:, j]].tolist() for j in range(jobs)]
+
+
+def _option_of(inst: Instance, job: int, representative: int) -> int:
+    """The row job `job` starts with in the representative's shape: its own (multi-node) row, or
+    the group's pooled single-node row."""
+    opts = inst.options
+    if opts.pooled[representative]:
+        return representative
+    position = int(np.searchsorted(inst.candidates, job))
+    same = (
+        (opts.candidate == position)
+        & ~opts.pooled
+        & (opts.nodes == opts.nodes[representative])
+        & (opts.per_node == opts.per_node[representative])
+        & (opts.gpu_type == opts.gpu_type[representative])
+    )
+    return int(np.flatnonzero(same)[0])
+
+
+def encode(inst: Instance, pooled: Pooled, started: Started) -> tuple[IntArray, FloatArray]:
+    """A placement as a MILP start on (s, u); the solver completes the counters."""
+    fam = pooled.families
+    opts = inst.options
+    key = {
+        (int(g), int(k), int(p), int(t)): f
+        for f, (g, k, p, t) in enumerate(
+            zip(fam.group, fam.nodes, fam.per_node, opts.gpu_type[fam.option], strict=True)
+        )
+    }
+    pair_of = {
+        (int(f), int(n)): q
+        for q, (f, n) in enumerate(zip(fam.pair_family, fam.pair_node, strict=True))
+    }
+    s = np.zeros(fam.count)
+    u = np.zeros(fam.pair_family.size)
+    for j, (o, nodes) in started.items():
+        g = int(inst.group[np.searchsorted(inst.candidates, j)])
+        f = key[(g, int(opts.nodes[o]), int(opts.per_node[o]), int(opts.gpu_type[o]))]
+        s[f] += 1
+        for n in nodes:
+            u[pair_of[(f, n)]] += 1
+    index = np.concatenate(
+        [
+            np.arange(pooled.s.start, pooled.s.start + pooled.s.size),
+            np.arange(pooled.u.start, pooled.u.start + pooled.u.size),
+        ]
+    )
+    return index.astype(np.int64), np.concatenate([s, u])
