@@ -71,7 +71,7 @@ def cases() -> list[Case]:
                 extra=_note,
             )
         )
-    # What a scheduler with a 2 s budget gets on the two slow rows above: the incumbent and its
+    # What a scheduler with a 2 s budget gets on the last two rows above: the incumbent and its
     # proven gap.
     for seed in (2, 4):
         out.append(
