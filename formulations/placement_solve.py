@@ -240,7 +240,9 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         modeled |= modeled.T
     rounds = 0
     bound_known: float | None = None
-    if modeled is not None and options.contention_scope == "multi_node":
+    # An export writes the per-candidate ILP (the policy's model), not the relaxation.
+    pooled_first = options.contention_scope == "multi_node" and ctx.export_path is None
+    if modeled is not None and pooled_first:
         # Under a time limit the pooled rounds get most of it: when they cannot prove the answer,
         # the per-candidate model still has time to improve the placement.
         deadline = None if limit is None else started_at + POOLED_SHARE * limit

@@ -5,18 +5,23 @@ grouped into jobs on distinct nodes, worst pieces together."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
+import highspy
 import numpy as np
 import pytest
 
 from formulations.placement_instance import Instance, build_instance
 from formulations.placement_pooled import _group_pieces, build, sharing_cuts
+from solver.datasets.deepshare import read_contention_csv, read_trace, trace_snapshot
 from solver.options import SolveOptions
+from solver.pipeline import export_model
 from solver.policy import SolveContext
 from solver.snapshot import Snapshot
 from tests.formulations.placement_brute import brute_force, contention_json, random_instance
 
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SHAPES = {1: [(1, 1)], 2: [(1, 2), (2, 1)], 4: [(1, 4), (2, 2), (4, 1)]}
 
 
@@ -89,3 +94,18 @@ def test_pieces_in_order_when_that_keeps_nodes_distinct() -> None:
 def test_a_node_in_every_job_is_shared_out() -> None:
     jobs = _group_pieces(np.array([0, 1, 2]), np.array([1, 1, 2]), np.array([3.0, 2.0, 1.0]), 2, 2)
     assert sorted(sorted(job) for job in jobs) == [[0, 2], [1, 2]]
+
+
+def test_an_export_is_the_per_candidate_model(tmp_path: Path) -> None:
+    trace = read_trace(FIXTURES / "deepshare_trace0.json")
+    snapshot = trace_snapshot(trace, nodes=4, running=8, candidates=6, seed=0)
+    snapshot["contention"] = read_contention_csv(
+        FIXTURES / "deepshare_shared_thp_ratio.csv"
+    ).model_dump()
+    path = tmp_path / "model.lp"
+    export_model(snapshot, path, policy="contention_placement", options={"w1": 0.5})
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+    names = " ".join(h.getLp().col_names_)
+    assert "use(" in names and "pieces(" not in names
