@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from formulations.placement_eval import evaluate
 from formulations.placement_instance import Instance
 from formulations.placement_model import matrix
 from formulations.placement_running import running_floor, running_worst
@@ -80,9 +81,21 @@ class Pooled:
     families: Families
     s: Block
     u: Block
-    t: Block | None = None
-    t_family: IntArray | None = None
-    t_level: FloatArray | None = None
+    own: Counters
+    running: Counters
+
+
+@dataclass
+class Counters:
+    """Level counters (t of a family, or z of a running job): the block, whose counter each
+    column is and the level it counts, and the indicators the rows need."""
+
+    block: Block | None
+    owner: IntArray  # family (t) or running job position (z)
+    level: FloatArray
+    delta: FloatArray  # L_l − L_{l−1}: the objective weight
+    h: Colocation | None = None
+    h2: Colocation | None = None
 
 
 # Grouping a family's pieces into jobs is a tiny MILP, but a family of many jobs can make it
@@ -161,19 +174,20 @@ def build(
         {u: matrix(fam.pair_node, pairs, fam.per_node[fam.pair_family], (n_node, n_pair))},
         upper=inst.free.astype(float),
     )
-    own_block, own_delta, t_family, t_level = _own_rows(model, inst, fam, s, u, modeled, cuts)
-    run_block, run_delta, run_constant = _running_rows(model, inst, fam, u)
+    own = _own_rows(model, inst, fam, s, u, modeled, cuts)
+    running = _running_rows(model, inst, fam, u)
     m, total = inst.num_jobs, inst.total_gpus
     w2 = 1.0 - w1
     g_running = sum(int(g.sum()) for g in inst.running_gpus)
     terms: dict[Block, FloatArray] = {s: w2 * fam.demand / total}
-    for block, delta in ((own_block, own_delta), (run_block, run_delta)):
-        if block is not None:
-            terms[block] = -w1 * delta / m
+    for counters in (own, running):
+        if counters.block is not None:
+            terms[counters.block] = -w1 * counters.delta / m
     # Every candidate counts 1 (waiting, or started before its excess), running jobs K_r.
-    offset = w2 * g_running / total - w1 * (run_constant + inst.candidates.size) / m
+    constant = float(running_floor(inst).sum()) + inst.candidates.size
+    offset = w2 * g_running / total - w1 * constant / m
     model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
-    return Pooled(model, fam, s, u, own_block, t_family, t_level)
+    return Pooled(model, fam, s, u, own, running)
 
 
 def _levels(values: FloatArray) -> tuple[FloatArray, IntArray]:
@@ -190,7 +204,7 @@ def _own_rows(
     u: Block,
     modeled: BoolArray,
     cuts: frozenset[Cut],
-) -> tuple[Block | None, FloatArray, IntArray, FloatArray]:
+) -> Counters:
     """The t rows: level counters of what each multi-node family's jobs suffer."""
     base = running_worst(inst)
     r_pair = base[fam.config[fam.pair_family], fam.pair_node]
@@ -221,7 +235,7 @@ def _own_rows(
         for lvl, level in enumerate(levels.tolist()):
             ceil.append((np.array([start + lvl]), mine[r_pair[mine] >= level], 1.0 / fam.nodes[f]))
     if not t_family:
-        return None, np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+        return Counters(None, np.zeros(0, np.int64), np.zeros(0), np.zeros(0), h, h2)
     tf = np.array(t_family)
     n_t, n_pair = tf.size, fam.pair_family.size
     t = model.add_variables(
@@ -271,7 +285,7 @@ def _own_rows(
     levels_of = np.array(t_level)
     if cuts:
         _sharing_rows(model, fam, s, u, t, tf, levels_of, r_pair, cuts)
-    return t, np.array(t_delta), tf, levels_of
+    return Counters(t, tf, levels_of, np.array(t_delta), h, h2)
 
 
 def _sharing_rows(
@@ -330,19 +344,20 @@ def _sharing_rows(
 
 def sharing_cuts(inst: Instance, pooled: Pooled, x: FloatArray) -> set[Cut]:
     """The sharing rows (`_sharing_rows`) the solution `x` violates."""
-    if pooled.t is None or pooled.t_family is None or pooled.t_level is None:
+    own = pooled.own
+    if own.block is None:
         return set()
     fam = pooled.families
     s = np.rint(x[pooled.s.span])
     u = np.rint(x[pooled.u.span])
-    t = np.rint(x[pooled.t.span])
+    t = np.rint(x[own.block.span])
     r_pair = running_worst(inst)[fam.config[fam.pair_family], fam.pair_node]
     found: set[Cut] = set()
-    for i in np.flatnonzero(s[pooled.t_family] >= 2).tolist():
-        f, level = int(pooled.t_family[i]), float(pooled.t_level[i])
+    for i in np.flatnonzero(s[own.owner] >= 2).tolist():
+        f, level = int(own.owner[i]), float(own.level[i])
         mine = np.flatnonzero(fam.pair_family == f)
-        levels = pooled.t_level[pooled.t_family == f]
-        counts = t[pooled.t_family == f]
+        levels = own.level[own.owner == f]
+        counts = t[own.owner == f]
         high = r_pair[mine] >= level
         covered = u[mine[high]].sum()
         below = mine[~high & (u[mine] > 0)]
@@ -354,7 +369,7 @@ def sharing_cuts(inst: Instance, pooled: Pooled, x: FloatArray) -> set[Cut]:
     # level for the nodes that can hold two of its pieces.
     for f in {c[0] for c in found}:
         mine = np.flatnonzero((fam.pair_family == f) & (fam.pair_upper >= 2))
-        for level in pooled.t_level[pooled.t_family == f].tolist():
+        for level in own.level[own.owner == f].tolist():
             found.update((f, level, int(fam.pair_node[q])) for q in mine[r_pair[mine] < level])
     return found
 
@@ -506,12 +521,11 @@ def _trigger_rows(
     model.add_constraints("excess_candidate", terms, lower=-b)
 
 
-def _running_rows(
-    model: Model, inst: Instance, fam: Families, u: Block
-) -> tuple[Block | None, FloatArray, float]:
+def _running_rows(model: Model, inst: Instance, fam: Families, u: Block) -> Counters:
     """z rows: levels of what each running job suffers from candidates next to it."""
     floor = running_floor(inst)
-    constant = float(floor.sum())
+    z_owner: list[int] = []
+    z_level: list[float] = []
     multi = np.flatnonzero(fam.nodes[fam.pair_family] > 1)
     on_node = [multi[fam.pair_node[multi] == n] for n in range(len(inst.node_ids))]
     z_delta: list[float] = []
@@ -528,11 +542,13 @@ def _running_rows(
         levels, index = _levels(value)
         start = len(z_delta)
         z_delta.extend(np.diff(levels, prepend=floor[r]).tolist())
+        z_owner.extend([r] * levels.size)
+        z_level.extend(levels.tolist())
         chain.extend(range(start, start + levels.size - 1))
         rows.append(start + index)
         cols.append(near)
     if not z_delta:
-        return None, np.zeros(0), constant
+        return Counters(None, np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
     n_z, n_pair = len(z_delta), fam.pair_family.size
     z = model.add_variables("running_excess", n_z, upper=1.0, integer=True)
     row, col = np.concatenate(rows), np.concatenate(cols)
@@ -554,7 +570,7 @@ def _running_rows(
             },
             lower=0.0,
         )
-    return z, np.array(z_delta), constant
+    return Counters(z, np.array(z_owner), np.array(z_level), np.array(z_delta))
 
 
 def decode(inst: Instance, pooled: Pooled, x: FloatArray) -> Started:
@@ -670,7 +686,9 @@ def _option_of(inst: Instance, job: int, representative: int) -> int:
 
 
 def encode(inst: Instance, pooled: Pooled, started: Started) -> tuple[IntArray, FloatArray]:
-    """A placement as a MILP start on (s, u); the solver completes the counters."""
+    """A placement as a complete MILP start: pieces, counters and indicators at the values the
+    placement gives them (counters from the placement's true CS, which meets every row), so
+    the solver starts from an incumbent without a search to complete it."""
     fam = pooled.families
     opts = inst.options
     key = {
@@ -685,16 +703,37 @@ def encode(inst: Instance, pooled: Pooled, started: Started) -> tuple[IntArray, 
     }
     s = np.zeros(fam.count)
     u = np.zeros(fam.pair_family.size)
+    family_of: dict[int, int] = {}
     for j, (o, nodes) in started.items():
         g = int(inst.group[np.searchsorted(inst.candidates, j)])
         f = key[(g, int(opts.nodes[o]), int(opts.per_node[o]), int(opts.gpu_type[o]))]
+        family_of[j] = f
         s[f] += 1
         for n in nodes:
             u[pair_of[(f, n)]] += 1
-    index = np.concatenate(
-        [
-            np.arange(pooled.s.start, pooled.s.start + pooled.s.size),
-            np.arange(pooled.u.start, pooled.u.start + pooled.u.size),
-        ]
-    )
-    return index.astype(np.int64), np.concatenate([s, u])
+    cs = evaluate(inst, started, 0.5, "worst").cs
+    columns = [pooled.s, pooled.u]
+    values: list[NDArray[np.generic]] = [s, u]
+    own = pooled.own
+    if own.block is not None:
+        jobs_cs = np.array([cs[j] for j in family_of])
+        jobs_family = np.array(list(family_of.values()), dtype=np.int64)
+        reach = jobs_cs[None, :] >= own.level[:, None] - 1e-9
+        values.append((reach & (jobs_family[None, :] == own.owner[:, None])).sum(axis=1))
+        columns.append(own.block)
+    running = pooled.running
+    if running.block is not None:
+        values.append(cs[inst.running[running.owner]] >= running.level - 1e-9)
+        columns.append(running.block)
+    multi = np.where(fam.nodes[fam.pair_family] > 1, u, 0.0)
+    count = np.zeros((len(inst.configs), len(inst.node_ids)))
+    np.add.at(count, (fam.config[fam.pair_family], fam.pair_node), multi)
+    for cells, least in ((own.h, 1), (own.h2, 2)):
+        if cells is not None and cells.block is not None:
+            cfg, node = np.nonzero(cells.index >= 0)
+            value = np.zeros(cells.block.size)
+            value[cells.index[cfg, node]] = count[cfg, node] >= least
+            values.append(value)
+            columns.append(cells.block)
+    index = np.concatenate([np.arange(b.start, b.start + b.size) for b in columns])
+    return index.astype(np.int64), np.concatenate([np.asarray(v, float) for v in values])

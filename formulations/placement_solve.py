@@ -242,10 +242,14 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
     bound_known: float | None = None
     # An export writes the per-candidate ILP (the policy's model), not the relaxation.
     pooled_first = options.contention_scope == "multi_node" and ctx.export_path is None
+    deadline: float | None = None
+    if limit is not None:
+        # Under a time limit the pooled rounds get most of it: when they cannot prove the
+        # answer, the per-candidate model still has time to improve the placement. If the greedy
+        # start already took most of that share, the per-candidate model gets what is left.
+        deadline = started_at + POOLED_SHARE * limit
+        pooled_first &= deadline - time.perf_counter() > 0.25 * POOLED_SHARE * limit
     if modeled is not None and pooled_first:
-        # Under a time limit the pooled rounds get most of it: when they cannot prove the answer,
-        # the per-candidate model still has time to improve the placement.
-        deadline = None if limit is None else started_at + POOLED_SHARE * limit
         pooled = _pooled_first(inst, options, ctx, modeled, best, best_value, deadline)
         rounds, bound_known = pooled.lazy_rounds, pooled.bound
         if pooled.status is Status.OPTIMAL:
@@ -253,12 +257,13 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         value = evaluate(inst, pooled.started, options.w1, options.penalty).objective
         if value > best_value:
             best, best_value = pooled.started, value
-        if limit is not None and limit - (time.perf_counter() - started_at) < 0.05 * limit:
+        spent = time.perf_counter() - started_at
+        if limit is not None and bound_known is not None and limit - spent < 0.05 * limit:
             # No time left for the per-candidate model: the best placement, with the gap the
             # pooled bound proves.
             found = Status.FALLBACK if best is greedy_answer else Status.FEASIBLE
-            gap = None if bound_known is None else relative_gap(bound_known, best_value)
-            return Answer(found, best, gap=gap, lazy_rounds=rounds, bound=bound_known)
+            proven = relative_gap(bound_known, best_value)
+            return Answer(found, best, gap=proven, lazy_rounds=rounds, bound=bound_known)
     while True:
         rounds += 1
         model, pl = build(inst, options, modeled)
@@ -269,9 +274,9 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
             # Only a limit reached before any incumbent gets here: answer with the greedy one.
             failed: Status = solution.status
             if failed is Status.TIME_LIMIT:
-                gap = None if bound_known is None else relative_gap(bound_known, best_value)
+                known = None if bound_known is None else relative_gap(bound_known, best_value)
                 found = Status.FALLBACK if best is greedy_answer else Status.FEASIBLE
-                return Answer(found, best, gap=gap, lazy_rounds=rounds)
+                return Answer(found, best, gap=known, lazy_rounds=rounds)
             return Answer(failed, lazy_rounds=rounds)
         started = decode(inst, pl, solution.x)
         problems = check_feasible(inst, started)
