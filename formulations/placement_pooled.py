@@ -190,6 +190,21 @@ def build(
     return Pooled(model, fam, s, u, own, running)
 
 
+def _chain_rows(model: Model, name: str, counters: Block, chain: list[int]) -> None:
+    """counter_i ≥ counter_{i+1} for each i in `chain`: a job that reaches a level reaches every
+    level below it."""
+    if not chain:
+        return
+    c = np.array(chain)
+    rows = np.arange(c.size)
+    shape = (c.size, counters.size)
+    model.add_constraints(
+        name,
+        {counters: matrix(rows, c, 1.0, shape) - matrix(rows, c + 1, 1.0, shape)},
+        lower=0.0,
+    )
+
+
 def _levels(values: FloatArray) -> tuple[FloatArray, IntArray]:
     """Distinct values and each value's level index."""
     levels, index = np.unique(values, return_inverse=True)
@@ -254,16 +269,7 @@ def _own_rows(
         },
         lower=0.0,
     )
-    if chain:
-        c = np.array(chain)
-        model.add_constraints(
-            "excess_chain",
-            {
-                t: matrix(np.arange(c.size), c, 1.0, (c.size, n_t))
-                - matrix(np.arange(c.size), c + 1, 1.0, (c.size, n_t))
-            },
-            lower=0.0,
-        )
+    _chain_rows(model, "excess_chain", t, chain)
     c_rows = np.concatenate([np.repeat(r, p.size) for r, p, _ in ceil])
     c_cols = np.concatenate([p for _, p, _ in ceil])
     c_vals = np.concatenate([np.full(p.size, k) for _, p, k in ceil])
@@ -435,60 +441,55 @@ def _colocation(
     return _once(model, inst, fam, u, need), _twice(model, inst, fam, u, need2)
 
 
-def _cells(model: Model, name: str, mask: BoolArray) -> Colocation:
+def _cells(
+    model: Model, name: str, mask: BoolArray, fam: Families
+) -> tuple[Colocation, IntArray, IntArray]:
+    """Indicator variables over the true cells of a (configs × nodes) mask, the multi-node
+    (family, node) pairs that fall in them, and each such pair's cell."""
     cfg, node = np.nonzero(mask)
     index = np.full(mask.shape, -1, dtype=np.int64)
-    if not cfg.size:
-        return Colocation(None, index)
     index[cfg, node] = np.arange(cfg.size)
-    return Colocation(model.add_variables(name, cfg.size, upper=1.0, integer=True), index)
-
-
-def _multi_pairs(fam: Families, mask: BoolArray) -> IntArray:
-    """Multi-node (family, node) pairs whose (configuration, node) cell is in `mask`."""
+    block = model.add_variables(name, cfg.size, upper=1.0, integer=True) if cfg.size else None
     multi = fam.nodes[fam.pair_family] > 1
-    return np.flatnonzero(multi & mask[fam.config[fam.pair_family], fam.pair_node])
+    sel = np.flatnonzero(multi & mask[fam.config[fam.pair_family], fam.pair_node])
+    cell = index[fam.config[fam.pair_family[sel]], fam.pair_node[sel]]
+    return Colocation(block, index), sel, cell
 
 
 def _once(model: Model, inst: Instance, fam: Families, u: Block, mask: BoolArray) -> Colocation:
     """h_βn ≥ u_fn / b_fn for every family f of configuration β."""
-    h = _cells(model, "colocated", mask)
-    if h.block is None:
-        return h
-    sel = _multi_pairs(fam, mask)
-    cell = h.index[fam.config[fam.pair_family[sel]], fam.pair_node[sel]]
-    model.add_constraints(
-        "colocated_link",
-        {
-            h.block: matrix(np.arange(sel.size), cell, 1.0, (sel.size, h.block.size)),
-            u: matrix(np.arange(sel.size), sel, -1.0 / fam.pair_upper[sel], (sel.size, u.size)),
-        },
-        lower=0.0,
-    )
+    h, sel, cell = _cells(model, "colocated", mask, fam)
+    if h.block is not None:
+        rows = np.arange(sel.size)
+        model.add_constraints(
+            "colocated_link",
+            {
+                h.block: matrix(rows, cell, 1.0, (sel.size, h.block.size)),
+                u: matrix(rows, sel, -1.0 / fam.pair_upper[sel], (sel.size, u.size)),
+            },
+            lower=0.0,
+        )
     return h
 
 
 def _twice(model: Model, inst: Instance, fam: Families, u: Block, mask: BoolArray) -> Colocation:
     """Σ_{f of config α} u_fn − 1 ≤ (pieces of α that fit n − 1) · h2_αn."""
-    h2 = _cells(model, "colocated_twice", mask)
-    if h2.block is None:
-        return h2
-    sel = _multi_pairs(fam, mask)
-    cell = h2.index[fam.config[fam.pair_family[sel]], fam.pair_node[sel]]
-    cfg, node = np.nonzero(mask)
-    per_node = np.ones(len(inst.configs), dtype=np.int64)
-    per_node[fam.config] = fam.per_node
-    cap = np.zeros(cfg.size)
-    np.add.at(cap, cell, fam.pair_upper[sel])
-    cap = np.minimum(cap, inst.free[node] // per_node[cfg])
-    model.add_constraints(
-        "colocated_twice_link",
-        {
-            h2.block: sp.diags(-np.maximum(cap - 1.0, 1.0)),
-            u: matrix(cell, sel, 1.0, (cfg.size, u.size)),
-        },
-        upper=1.0,
-    )
+    h2, sel, cell = _cells(model, "colocated_twice", mask, fam)
+    if h2.block is not None:
+        cfg, node = np.nonzero(mask)
+        per_node = np.ones(len(inst.configs), dtype=np.int64)
+        per_node[fam.config] = fam.per_node
+        cap = np.zeros(cfg.size)
+        np.add.at(cap, cell, fam.pair_upper[sel])
+        cap = np.minimum(cap, inst.free[node] // per_node[cfg])
+        model.add_constraints(
+            "colocated_twice_link",
+            {
+                h2.block: sp.diags(-np.maximum(cap - 1.0, 1.0)),
+                u: matrix(cell, sel, 1.0, (cfg.size, u.size)),
+            },
+            upper=1.0,
+        )
     return h2
 
 
@@ -560,16 +561,7 @@ def _running_rows(model: Model, inst: Instance, fam: Families, u: Block) -> Coun
         },
         lower=0.0,
     )
-    if chain:
-        c = np.array(chain)
-        model.add_constraints(
-            "running_excess_chain",
-            {
-                z: matrix(np.arange(c.size), c, 1.0, (c.size, n_z))
-                - matrix(np.arange(c.size), c + 1, 1.0, (c.size, n_z))
-            },
-            lower=0.0,
-        )
+    _chain_rows(model, "running_excess_chain", z, chain)
     return Counters(z, np.array(z_owner), np.array(z_level), np.array(z_delta))
 
 
