@@ -37,6 +37,19 @@ def _note(result: Any) -> str:
     )
 
 
+def _row(name: str, shape: tuple[int, int, int, int], limit: float, target: float | None) -> Case:
+    """A row on a trace snapshot (nodes, running, candidates, seed) at W1 = 0.5."""
+    return Case(
+        GROUP,
+        name,
+        lambda: _snapshot(*shape),
+        "contention_placement",
+        {"w1": 0.5, "time_limit": limit},
+        target_seconds=target,
+        extra=_note,
+    )
+
+
 def cases() -> list[Case]:
     out = [
         Case(
@@ -58,43 +71,27 @@ def cases() -> list[Case]:
             extra=_note,
         ),
     ]
-    # 32 nodes at DeepShare's density (1.5 running jobs per node: ~90 % busy), then emptier.
-    for running, seed, target in [(48, 0, 2.0), (40, 1, 2.0), (40, 2, None), (40, 4, None)]:
+    # 32 nodes at DeepShare's density (1.5 running jobs per node: ~90 % busy), then emptier;
+    # then what a scheduler with a 2 s budget gets on the two slowest: the incumbent and its gap.
+    rows = [(48, 0, 10.0, 2.0), (40, 1, 10.0, 2.0), (40, 2, 10.0, None), (40, 4, 10.0, None)]
+    rows += [(40, 2, 2.0, 2.1), (40, 4, 2.0, 2.1)]
+    for running, seed, limit, target in rows:
+        budget = f", {limit:g} s limit" if limit < 10 else ""
         out.append(
-            Case(
-                GROUP,
-                f"32×8, 40 candidates, ≤{running} running, seed {seed}",
-                lambda r=running, s=seed: _snapshot(32, r, 40, s),
-                "contention_placement",
-                {"w1": 0.5, "time_limit": 10.0},
-                target_seconds=target,
-                extra=_note,
-            )
-        )
-    # What a scheduler with a 2 s budget gets on the last two rows above: the incumbent and its
-    # proven gap.
-    for seed in (2, 4):
-        out.append(
-            Case(
-                GROUP,
-                f"32×8, 40 candidates, ≤40 running, seed {seed}, 2 s limit",
-                lambda s=seed: _snapshot(32, 40, 40, s),
-                "contention_placement",
-                {"w1": 0.5, "time_limit": 2.0},
-                target_seconds=2.1,
-                extra=_note,
+            _row(
+                f"32×8, 40 candidates, ≤{running} running, seed {seed}{budget}",
+                (32, running, 40, seed),
+                limit,
+                target,
             )
         )
     for running in (96, 70):
         out.append(
-            Case(
-                GROUP,
+            _row(
                 f"64×8, 100 candidates, ≤{running} running, 10 s limit",
-                lambda r=running: _snapshot(64, r, 100),
-                "contention_placement",
-                {"w1": 0.5, "time_limit": 10.0},
-                target_seconds=10.5,
-                extra=_note,
+                (64, running, 100, 0),
+                10.0,
+                10.5,
             )
         )
     return out
