@@ -16,7 +16,8 @@ placement so far. Its dual bound is valid for the full problem, so once the best
 evaluated so far is within the gap tolerance of it, that placement is optimal and the
 per-candidate model is never built. Otherwise the per-candidate model takes over from the best
 placement and the pairs found, and the final gap uses the better of both bounds. On 32 × 8 nodes
-with 40 candidates this proved most trace seeds 2–5× sooner.
+with 40 candidates it proves the slow trace seeds in 1.3–13 s instead of 5 to over 15 s, and
+denser snapshots within 1 s; a few easy seeds take about half a second longer.
 """
 
 from __future__ import annotations
