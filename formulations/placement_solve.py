@@ -73,6 +73,7 @@ class Answer:
     problems: list[str] = field(default_factory=list)
     lazy_rounds: int = 0
     bound: float | None = None  # a valid upper bound on the objective, when one is known
+    value: float | None = None  # the evaluated objective of `started`, when it was computed
 
 
 def build(
@@ -174,10 +175,14 @@ def _pooled_first(
         if bound is not None and np.isfinite(bound):
             best_bound = bound if best_bound is None else min(best_bound, bound)
         if not solution.status.has_solution:
-            return Answer(Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound)
+            return Answer(
+                Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound, value=best_value
+            )
         started = pooled_decode(inst, relaxation, solution.x)
         if check_feasible(inst, started):
-            return Answer(Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound)
+            return Answer(
+                Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound, value=best_value
+            )
         value = evaluate(inst, started, options.w1, options.penalty).objective
         if value > best_value:
             best, best_value = started, value
@@ -198,11 +203,14 @@ def _pooled_first(
                 gap=relative_gap(best_bound, best_value),
                 lazy_rounds=rounds,
                 bound=best_bound,
+                value=best_value,
             )
         missing = unmodeled_pairs(inst, started, modeled)
         more = sharing_cuts(inst, relaxation, solution.x) - cuts
         if not (missing.any() or more) or solution.status is not Status.OPTIMAL:
-            return Answer(Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound)
+            return Answer(
+                Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound, value=best_value
+            )
         modeled |= missing | missing.T
         cuts |= more
 
@@ -255,9 +263,9 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         rounds, bound_known = pooled.lazy_rounds, pooled.bound
         if pooled.status is Status.OPTIMAL:
             return pooled
-        value = evaluate(inst, pooled.started, options.w1, options.penalty).objective
-        if value > best_value:
-            best, best_value = pooled.started, value
+        # The pooled rounds start from `best` and only keep better placements.
+        best = pooled.started
+        best_value = pooled.value if pooled.value is not None else best_value
         spent = time.perf_counter() - started_at
         if limit is not None and bound_known is not None and limit - spent < 0.05 * limit:
             # No time left for the per-candidate model: the best placement, with the gap the
