@@ -25,10 +25,14 @@ What running job r suffers, with K_r from its running co-runners and levels L_r1
 CS(α_r | α_f) above K_r:
     CS_r = K_r + Σ_l (L_rl − L_r,l−1) z_rl,  z_rl ≥ z_r,l+1,  z_rl ≥ u_fn / b_fn
                                             (n a node of r, CS(α_r|α_f) ≥ L_rl)
-Sharing rows, added where a solution breaks them (`sharing_cuts`): for n below level l,
-    (k_f − 1) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + u_fn − T_fn      (T_fn: t at R_αn's level, or s_f)
-since the jobs that hold n but stay below L_l are at most T_fn − t_fl, and the rest of n's
-pieces must sit in the t_fl jobs that reach L_l, next to the pieces at or above it.
+Sharing rows, added where a solution breaks them (`sharing_cuts`): for a set N of nodes below
+level l,
+    (k_f − |N|) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + Σ_{n∈N} (u_fn − T_fn)
+(T_fn: t at R_αn's level, or s_f), since the jobs that hold n but stay below L_l are at most
+T_fn − t_fl, and the rest of n's pieces must sit in the t_fl jobs that reach L_l, next to the
+pieces at or above it. A node that every job uses (u_fn = T_fn = s_f) leaves each job one slot
+fewer for the pieces at or above the level: two such nodes can force both jobs of a family up
+where each alone cannot.
 Each row holds for every real placement (it counts jobs or pieces from below), so the optimum
 is an upper bound on the true one. `decode` groups each family's pieces into jobs, worst pieces
 together (in order when the nodes stay distinct, else by a small assignment MILP).
@@ -103,7 +107,7 @@ class Counters:
 # lowers the placement's true value: the bound test then decides, nothing is claimed wrongly.
 GROUPING_SECONDS = 0.05
 
-Cut = tuple[int, float, int]  # (family, level, node): a sharing row of `_sharing_rows`
+Cut = tuple[int, float, tuple[int, ...]]  # (family, level, nodes N) of `_sharing_rows`
 
 
 def families(inst: Instance) -> Families:
@@ -305,51 +309,71 @@ def _sharing_rows(
     r_pair: FloatArray,
     cuts: frozenset[Cut],
 ) -> None:
-    """(k − 1) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + u_fn − T_fn for a node n below level l, T_fn the
-    jobs of f that reach n's own level (t at R_αn, or s_f when R_αn = 1): those jobs hold n once
-    each, so the pieces of n that the t_fl jobs reaching L_l do not take fit nowhere else; the
-    t_fl jobs have k slots each, next to the pieces at or above L_l."""
-    # (t column of the level, t column of n's own level or −1 for s, family, u columns, k)
-    entries: list[tuple[int, int, int, IntArray, int]] = []
-    for f, level, node in sorted(cuts):
-        col = np.flatnonzero((t_family == f) & np.isclose(t_level, level))
-        pair = np.flatnonzero((fam.pair_family == f) & (fam.pair_node == node))
-        if not col.size or not pair.size:
-            continue
-        own = np.flatnonzero((t_family == f) & np.isclose(t_level, r_pair[pair[0]]))
+    """(k_f − |N|) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + Σ_{n∈N} (u_fn − T_fn) for a set N of nodes
+    below level l, T_fn the jobs of f that reach n's own level (t at R_αn, or s_f when R_αn = 1).
+    The jobs holding n reach n's level, so at most T_fn − t_fl of them stay below L_l: the other
+    u_fn − T_fn + t_fl pieces of n sit in the t_fl jobs that reach it, next to every piece at or
+    above L_l, and those jobs have k slots each."""
+    t_rows: list[IntArray] = []
+    t_cols: list[IntArray] = []
+    t_vals: list[FloatArray] = []
+    u_rows: list[IntArray] = []
+    u_cols: list[IntArray] = []
+    s_rows: list[int] = []
+    s_cols: list[int] = []
+    s_vals: list[float] = []
+    row = 0
+    for f, level, nodes in sorted(cuts):
         mine = np.flatnonzero(fam.pair_family == f)
-        covered = mine[r_pair[mine] >= t_level[col[0]]]
-        own_col = int(own[0]) if own.size else -1
-        pieces = np.concatenate([covered, pair[:1]])
-        entries.append((int(col[0]), own_col, f, pieces, int(fam.nodes[f])))
-    if not entries:
+        columns = np.flatnonzero(t_family == f)  # f's levels, ascending
+        col = columns[np.isclose(t_level[columns], level)]
+        held = mine[np.isin(fam.pair_node[mine], nodes) & (r_pair[mine] < level)]
+        if not col.size or not held.size:
+            continue
+        covered = mine[r_pair[mine] >= level]
+        # T_fn: the column of n's own level (every R_αn > 1 is one of f's levels), or −1 for s_f.
+        at = np.searchsorted(t_level[columns], r_pair[held] - 1e-12)
+        own = np.where(r_pair[held] > 1.0, columns[np.minimum(at, columns.size - 1)], -1)
+        via_t = own >= 0
+        t_rows.append(np.full(1 + int(via_t.sum()), row))
+        t_cols.append(np.concatenate([col[:1], own[via_t]]))
+        t_vals.append(np.concatenate([[float(fam.nodes[f] - held.size)], np.ones(via_t.sum())]))
+        pieces = np.concatenate([covered, held])
+        u_rows.append(np.full(pieces.size, row))
+        u_cols.append(pieces)
+        if (~via_t).any():
+            s_rows.append(row)
+            s_cols.append(f)
+            s_vals.append(float((~via_t).sum()))
+        row += 1
+    if not row:
         return
-    n = len(entries)
-    rows = np.arange(n)
-    t_col = np.array([e[0] for e in entries])
-    below = np.array([e[1] for e in entries])
-    fam_of = np.array([e[2] for e in entries])
-    k = np.array([float(e[4]) - 1.0 for e in entries])
-    via_t = below >= 0
     model.add_constraints(
         "excess_sharing",
         {
-            t: matrix(rows, t_col, k, (n, t.size))
-            + matrix(rows[via_t], below[via_t], 1.0, (n, t.size)),
-            u: matrix(
-                np.concatenate([np.full(e[3].size, i) for i, e in enumerate(entries)]),
-                np.concatenate([e[3] for e in entries]),
-                -1.0,
-                (n, u.size),
+            t: matrix(
+                np.concatenate(t_rows),
+                np.concatenate(t_cols),
+                np.concatenate(t_vals),
+                (row, t.size),
             ),
-            s: matrix(rows[~via_t], fam_of[~via_t], 1.0, (n, s.size)),
+            u: matrix(np.concatenate(u_rows), np.concatenate(u_cols), -1.0, (row, u.size)),
+            s: matrix(
+                np.array(s_rows, dtype=np.int64),
+                np.array(s_cols, dtype=np.int64),
+                np.array(s_vals),
+                (row, s.size),
+            ),
         },
         lower=0.0,
     )
 
 
 def sharing_cuts(inst: Instance, pooled: Pooled, x: FloatArray) -> set[Cut]:
-    """The sharing rows (`_sharing_rows`) the solution `x` violates."""
+    """The sharing rows (`_sharing_rows`) the solution `x` violates: for one node where a node
+    alone breaks one, else for the set N that breaks it most (every node with pieces that
+    cannot all sit in jobs that stay below the level). Rows over one node are the common case
+    and keep the model small; the set rows are kept for what they alone can close."""
     own = pooled.own
     if own.block is None:
         return set()
@@ -369,14 +393,18 @@ def sharing_cuts(inst: Instance, pooled: Pooled, x: FloatArray) -> set[Cut]:
         below = mine[~high & (u[mine] > 0)]
         at = np.searchsorted(levels, r_pair[below] - 1e-12)
         reach = np.where(r_pair[below] > 1.0, counts[np.minimum(at, levels.size - 1)], s[f])
-        slack = (fam.nodes[f] - 1) * t[i] - covered - u[below] + reach
-        found.update((f, level, int(fam.pair_node[q])) for q in below[slack < -0.5])
+        forced = u[below] - reach + t[i]  # pieces of the node that must reach the level
+        alone = below[fam.nodes[f] * t[i] < covered + forced - 0.5]
+        found.update((f, level, (int(fam.pair_node[q]),)) for q in alone.tolist())
+        pick = forced > 0.5
+        if not alone.size and fam.nodes[f] * t[i] < covered + forced[pick].sum() - 0.5:
+            found.add((f, level, tuple(sorted(fam.pair_node[below[pick]].tolist()))))
     # A family that violates one row tends to violate its neighbours next: add the rows of every
     # level for the nodes that can hold two of its pieces.
     for f in {c[0] for c in found}:
         mine = np.flatnonzero((fam.pair_family == f) & (fam.pair_upper >= 2))
         for level in own.level[own.owner == f].tolist():
-            found.update((f, level, int(fam.pair_node[q])) for q in mine[r_pair[mine] < level])
+            found.update((f, level, (int(fam.pair_node[q]),)) for q in mine[r_pair[mine] < level])
     return found
 
 

@@ -16,8 +16,8 @@ placement so far. Its dual bound is valid for the full problem, so once the best
 evaluated so far is within the gap tolerance of it, that placement is optimal and the
 per-candidate model is never built. Otherwise the per-candidate model takes over from the best
 placement and the pairs found, and the final gap uses the better of both bounds. On 32 × 8 nodes
-with 40 candidates it proves the slow trace seeds in 1.3–13 s instead of 5 to over 15 s, and
-denser snapshots within 1 s; a few easy seeds take about half a second longer.
+with 40 candidates it proves the slow trace seeds (a quarter of the GPUs free) in 1.5–8 s, where
+the per-candidate model alone needs 5 to over 15 s, and denser snapshots mostly within 1 s.
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ from formulations.placement_eval import evaluate
 from formulations.placement_greedy import greedy, improve
 from formulations.placement_instance import Instance
 from formulations.placement_model import Placement, add_placement, canonical
-from formulations.placement_pooled import Cut, sharing_cuts
+from formulations.placement_pooled import Cut, Pooled, sharing_cuts
 from formulations.placement_pooled import build as pooled_model
 from formulations.placement_pooled import decode as pooled_decode
 from formulations.placement_pooled import encode as pooled_encode
 from formulations.placement_worst import Penalty, add_worst, unmodeled_pairs
+from solver.backends import OnIncumbent
 from solver.model import Model, Sense
 from solver.policy import SolveContext
 from solver.status import Status
@@ -144,6 +145,40 @@ def start_vector(inst: Instance, pl: Placement, started: Started) -> tuple[np.nd
     return index.astype(np.int64), np.concatenate([v, w])
 
 
+@dataclass
+class _Best:
+    """The best placement evaluated so far and the best bound seen: together they decide when
+    the pooled rounds have proven a placement."""
+
+    inst: Instance
+    options: ContentionPlacementOptions
+    tolerance: float
+    started: Started
+    value: float
+    bound: float | None = None
+
+    def offer(self, started: Started) -> None:
+        value = evaluate(self.inst, started, self.options.w1, self.options.penalty).objective
+        if value > self.value:
+            self.started, self.value = started, value
+
+    def proven(self, bound: float | None = None) -> bool:
+        """Whether the best placement is within the gap tolerance of the best bound, after
+        taking `bound` (a valid bound for the full problem) into account."""
+        if bound is not None and np.isfinite(bound):
+            self.bound = bound if self.bound is None else min(self.bound, bound)
+        return self.bound is not None and self.bound - self.value <= max(
+            self.tolerance * abs(self.value), ABSOLUTE_GAP
+        )
+
+    def answer(self, status: Status, rounds: int) -> Answer:
+        proven = status is Status.OPTIMAL and self.bound is not None
+        gap = relative_gap(self.bound, self.value) if proven and self.bound is not None else None
+        return Answer(
+            status, self.started, gap=gap, lazy_rounds=rounds, bound=self.bound, value=self.value
+        )
+
+
 def _pooled_first(
     inst: Instance,
     options: ContentionPlacementOptions,
@@ -156,63 +191,71 @@ def _pooled_first(
     """Solve the pooled relaxation, adding candidate pairs and sharing rows lazily, until the best
     placement evaluated so far is within the gap tolerance of its bound (status `optimal`) or
     nothing is left to add (status `feasible`: the caller goes on). The answer carries the best
-    placement and the best bound; `modeled` grows in place."""
+    placement and the best bound; `modeled` grows in place.
+
+    Every incumbent the solver finds is decoded and scored as it comes: it may be the better
+    placement, and the pairs and sharing rows it breaks are added with the final solution's,
+    which saves rounds. The solve stops as soon as an incumbent proves the best placement."""
     tolerance = ctx.options.mip_gap if ctx.options.mip_gap is not None else DEFAULT_GAP
+    found = _Best(inst, options, tolerance, best, best_value)
     rounds = 0
-    best_bound: float | None = None
     cuts: frozenset[Cut] = frozenset()
     while True:
         rounds += 1
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
         relaxation = pooled_model(inst, options.w1, modeled, cuts)
+        seen_pairs = np.zeros_like(modeled)
+        seen_cuts: set[Cut] = set()
+        incumbent = _watch(inst, relaxation, modeled, found, seen_pairs, seen_cuts)
         solution = ctx.solve(
             relaxation.model,
-            start=pooled_encode(inst, relaxation, best),
+            start=pooled_encode(inst, relaxation, found.started),
             time_limit=left,
             highs_options=HIGHS_OPTIONS,
+            on_incumbent=incumbent,
         )
-        bound = solution.extra.get("mip_dual_bound")
-        if bound is not None and np.isfinite(bound):
-            best_bound = bound if best_bound is None else min(best_bound, bound)
+        if found.proven(solution.extra.get("mip_dual_bound")):
+            return found.answer(Status.OPTIMAL, rounds)
         if not solution.status.has_solution:
-            return Answer(
-                Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound, value=best_value
-            )
+            return found.answer(Status.FEASIBLE, rounds)
         started = pooled_decode(inst, relaxation, solution.x)
         if check_feasible(inst, started):
-            return Answer(
-                Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound, value=best_value
-            )
-        value = evaluate(inst, started, options.w1, options.penalty).objective
-        if value > best_value:
-            best, best_value = started, value
+            return found.answer(Status.FEASIBLE, rounds)
+        found.offer(started)
         # The relaxation may have placed candidates next to each other at too low a price:
         # single-job moves from its placement often recover most of the difference.
-        polished = improve(inst, started, options.w1, options.penalty)
-        polished_value = evaluate(inst, polished, options.w1, options.penalty).objective
-        if polished_value > best_value:
-            best, best_value = polished, polished_value
-        if best_bound is not None and best_bound - best_value <= max(
-            tolerance * abs(best_value), ABSOLUTE_GAP
-        ):
-            # The relaxation's bound holds for the full problem: the best placement evaluated
-            # so far (this round's or an earlier one) is proven within the gap tolerance.
-            return Answer(
-                Status.OPTIMAL,
-                best,
-                gap=relative_gap(best_bound, best_value),
-                lazy_rounds=rounds,
-                bound=best_bound,
-                value=best_value,
-            )
-        missing = unmodeled_pairs(inst, started, modeled)
-        more = sharing_cuts(inst, relaxation, solution.x) - cuts
+        found.offer(improve(inst, started, options.w1, options.penalty))
+        if found.proven():
+            return found.answer(Status.OPTIMAL, rounds)
+        missing = unmodeled_pairs(inst, started, modeled) | seen_pairs
+        more = (sharing_cuts(inst, relaxation, solution.x) | seen_cuts) - cuts
         if not (missing.any() or more) or solution.status is not Status.OPTIMAL:
-            return Answer(
-                Status.FEASIBLE, best, lazy_rounds=rounds, bound=best_bound, value=best_value
-            )
+            return found.answer(Status.FEASIBLE, rounds)
         modeled |= missing | missing.T
         cuts |= more
+
+
+def _watch(
+    inst: Instance,
+    relaxation: Pooled,
+    modeled: NDArray[np.bool_],
+    found: _Best,
+    seen_pairs: NDArray[np.bool_],
+    seen_cuts: set[Cut],
+) -> OnIncumbent:
+    """The incumbent callback of one pooled round: score the placement, note the pairs and
+    sharing rows it breaks (into `seen_pairs`, `seen_cuts`), stop once the best is proven."""
+
+    def incumbent(x: NDArray[np.float64], bound: float) -> bool:
+        started = pooled_decode(inst, relaxation, x)
+        if check_feasible(inst, started):
+            return False
+        found.offer(started)
+        np.logical_or(seen_pairs, unmodeled_pairs(inst, started, modeled), out=seen_pairs)
+        seen_cuts.update(sharing_cuts(inst, relaxation, x))
+        return found.proven(bound)
+
+    return incumbent
 
 
 def relative_gap(bound: float, value: float) -> float:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.backends.base import (
+    Backend,
+    Feature,
+    LpMethod,
+    OnIncumbent,
+    Solution,
+    SolveSettings,
+)
 from solver.backends.clarabel_direct import ClarabelBackend
 from solver.backends.highs import HighsBackend
 
@@ -75,6 +82,7 @@ __all__ = [
     "Backend",
     "Feature",
     "LpMethod",
+    "OnIncumbent",
     "Solution",
     "SolveSettings",
     "backend_names",

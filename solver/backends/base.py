@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
@@ -20,6 +21,12 @@ class Feature(StrEnum):
     DUALS = "duals"
     WARM_START = "warm_start"
     EXPORT = "export"
+    INCUMBENTS = "incumbents"  # calls SolveSettings.on_incumbent during a MILP solve
+
+
+# Called with each improving MILP solution (model coordinates) and the solver's dual bound at
+# that moment; returning True asks the solver to stop (the answer then carries a limit status).
+OnIncumbent = Callable[[NDArray[np.float64], float], bool]
 
 
 class LpMethod(StrEnum):
@@ -47,6 +54,9 @@ class SolveSettings:
     # HiGHS options a formulation knows pay off on its models (e.g. heuristics that only cost
     # time there). Other backends ignore them; they never change what counts as optimal.
     highs_options: dict[str, bool | int | float | str] = field(default_factory=dict, compare=False)
+    # Formulations that check solutions against something the model leaves out watch the
+    # incumbents; backends without INCUMBENTS never call it.
+    on_incumbent: OnIncumbent | None = field(default=None, compare=False)
 
 
 @dataclass

@@ -8,7 +8,14 @@ from typing import ClassVar
 import highspy
 import numpy as np
 
-from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.backends.base import (
+    Backend,
+    Feature,
+    LpMethod,
+    OnIncumbent,
+    Solution,
+    SolveSettings,
+)
 from solver.backends.names import portable_names
 from solver.model import CompiledModel, Sense
 from solver.status import Status
@@ -80,7 +87,14 @@ def to_highs_lp(model: CompiledModel, with_names: bool = False) -> highspy.Highs
 class HighsBackend(Backend):
     name: ClassVar[str] = "highs"
     features: ClassVar[frozenset[Feature]] = frozenset(
-        {Feature.LP, Feature.MILP, Feature.DUALS, Feature.WARM_START, Feature.EXPORT}
+        {
+            Feature.LP,
+            Feature.MILP,
+            Feature.DUALS,
+            Feature.WARM_START,
+            Feature.EXPORT,
+            Feature.INCUMBENTS,
+        }
     )
 
     def available_solvers(self) -> list[str]:
@@ -94,6 +108,8 @@ class HighsBackend(Backend):
             # An incumbent from the start: a time limit then always returns something feasible.
             index, value = settings.start
             h.setSolution(int(index.size), index.astype(np.int32), value.astype(np.float64))
+        if settings.on_incumbent is not None and model.is_mip:
+            watch_incumbents(h, model.num_cols, settings.on_incumbent)
         started = time.perf_counter()
         h.run()
         return read_solution(h, model, time.perf_counter() - started)
@@ -106,6 +122,25 @@ class HighsBackend(Backend):
         h.passModel(to_highs_lp(model, with_names=True))
         if h.writeModel(path) == highspy.HighsStatus.kError:
             raise OSError(f"cannot write the model to {path}")
+
+
+def watch_incumbents(h: highspy.Highs, num_cols: int, on_incumbent: OnIncumbent) -> None:
+    """Hand each improving solution to `on_incumbent`; stop at the next interrupt check once
+    it asks to (HiGHS takes a stop request only from its interrupt callback)."""
+    stop = False
+
+    def improving(event: highspy.highs.HighsCallbackEvent) -> None:
+        nonlocal stop
+        x = np.asarray(event.data_out.mip_solution, dtype=float)
+        if x.size == num_cols and on_incumbent(x, float(event.data_out.mip_dual_bound)):
+            stop = True
+
+    def interrupt(event: highspy.highs.HighsCallbackEvent) -> None:
+        if stop:
+            event.interrupt()
+
+    h.cbMipImprovingSolution.subscribe(improving)
+    h.cbMipInterrupt.subscribe(interrupt)
 
 
 def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -> None:

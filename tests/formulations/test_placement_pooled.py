@@ -1,5 +1,6 @@
 """The pooled placement relaxation: its bound never falls below the true optimum (brute force),
-the sharing rows close the gap that nodes holding two pieces of a family open, and pieces are
+the sharing rows close the gap that nodes holding two pieces of a family open (alone and
+together), and pieces are
 grouped into jobs on distinct nodes, worst pieces together."""
 
 from __future__ import annotations
@@ -81,6 +82,42 @@ def test_sharing_rows_count_a_node_that_both_jobs_must_use() -> None:
     best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
     loose, tight = _bounds(inst, 0.5)
     assert loose > best + 1e-6
+    assert tight == pytest.approx(best, abs=1e-9)
+
+
+def test_sharing_rows_count_the_slots_that_shared_nodes_take_together() -> None:
+    # Two identical 4-node jobs, one GPU per node, and exactly their 8 free GPUs. C1 and C2 take
+    # two pieces each, so both jobs use both, and each job has two slots left for H1, H2, H3
+    # (next to a running job that slows A down) and the quiet Q: both jobs suffer. A row for
+    # C1 or C2 alone allows one job to take all three H nodes; the row for both does not.
+    snapshot = {
+        "nodes": [
+            *({"id": n, "gpus": 2} for n in ("C1", "C2", "H1", "H2", "H3")),
+            {"id": "Q", "gpus": 1},
+        ],
+        "jobs": [
+            {"id": "r", "workload_class": "B", "placement": {"H1": 1, "H2": 1, "H3": 1}},
+            {"id": "a1", "workload_class": "A", "scale_factor": 4},
+            {"id": "a2", "workload_class": "A", "scale_factor": 4},
+        ],
+    }
+    a, b = ("A", 4, 4), ("B", 3, 3)
+    table = {(a, b): 1.5, (b, a): 1.0, (a, a): 1.0, (b, b): 1.0}
+    shapes = {4: [(4, 1)]}
+    inst = _instance(snapshot, table, shapes)
+    best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
+    modeled = np.ones((len(inst.configs),) * 2, bool)
+    own = build(inst, 0.5, modeled).own
+    every_node = frozenset(
+        (int(f), float(level), (n,))
+        for f, level in zip(own.owner, own.level, strict=True)
+        for n in range(len(inst.node_ids))
+    )
+    single = SolveContext(SolveOptions(mip_gap=0.0)).solve(
+        build(inst, 0.5, modeled, every_node).model
+    )
+    assert single.objective is not None and single.objective > best + 1e-6
+    _, tight = _bounds(inst, 0.5)
     assert tight == pytest.approx(best, abs=1e-9)
 
 
