@@ -25,14 +25,13 @@ What running job r suffers, with K_r from its running co-runners and levels L_r1
 CS(α_r | α_f) above K_r:
     CS_r = K_r + Σ_l (L_rl − L_r,l−1) z_rl,  z_rl ≥ z_r,l+1,  z_rl ≥ u_fn / b_fn
                                             (n a node of r, CS(α_r|α_f) ≥ L_rl)
-Sharing rows, added where a solution breaks them (`sharing_cuts`): for a set N of nodes below
-level l,
-    (k_f − |N|) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + Σ_{n∈N} (u_fn − T_fn)
-(T_fn: t at R_αn's level, or s_f), since the jobs that hold n but stay below L_l are at most
-T_fn − t_fl, and the rest of n's pieces must sit in the t_fl jobs that reach L_l, next to the
-pieces at or above it. A node that every job uses (u_fn = T_fn = s_f) leaves each job one slot
-fewer for the pieces at or above the level: two such nodes can force both jobs of a family up
-where each alone cannot.
+Slot rows, for a family that may start two jobs or more: the s_f − t_fl jobs that stay below
+L_l fill all k_f of their slots with pieces below it, and a node n below it gives them at most
+min(u_fn, T_fn − t_fl) pieces (a job holds n once, and the jobs holding n reach n's own level:
+T_fn of them, t at R_αn's level or s_f):
+    k_f (s_f − t_fl) ≤ Σ_{n: R_αn < L_l} m_fnl,   m_fnl ≤ u_fn,   m_fnl ≤ T_fn − t_fl
+(m_fnl stands for u_fn where n takes one piece at most). Without them the relaxation packs a
+family's contended pieces into fewer jobs than the nodes every job must use leave room for.
 Each row holds for every real placement (it counts jobs or pieces from below), so the optimum
 is an upper bound on the true one. `decode` groups each family's pieces into jobs, worst pieces
 together (in order when the nodes stay distinct, else by a small assignment MILP).
@@ -107,8 +106,6 @@ class Counters:
 # lowers the placement's true value: the bound test then decides, nothing is claimed wrongly.
 GROUPING_SECONDS = 0.05
 
-Cut = tuple[int, float, tuple[int, ...]]  # (family, level, nodes N) of `_sharing_rows`
-
 
 def families(inst: Instance) -> Families:
     opts = inst.options
@@ -138,13 +135,31 @@ def families(inst: Instance) -> Families:
     )
 
 
-def build(
-    inst: Instance, w1: float, modeled: BoolArray, cuts: frozenset[Cut] = frozenset()
-) -> Pooled:
+def build(inst: Instance, w1: float, modeled: BoolArray) -> Pooled:
     """maximize W2·U − W1·Φ over the rows of the module docstring; candidate co-runner rows only
     for the configuration pairs in `modeled`."""
     fam = families(inst)
     model = Model("contention_placement_pooled")
+    s, u = placement_rows(model, inst, fam)
+    own = _own_rows(model, inst, fam, s, u, modeled)
+    running = _running_rows(model, inst, fam, u)
+    m, total = inst.num_jobs, inst.total_gpus
+    w2 = 1.0 - w1
+    g_running = sum(int(g.sum()) for g in inst.running_gpus)
+    terms: dict[Block, FloatArray] = {s: w2 * fam.demand / total}
+    for counters in (own, running):
+        if counters.block is not None:
+            terms[counters.block] = -w1 * counters.delta / m
+    # Every candidate counts 1 (waiting, or started before its excess), running jobs K_r.
+    constant = float(running_floor(inst).sum()) + inst.candidates.size
+    offset = w2 * g_running / total - w1 * constant / m
+    model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
+    return Pooled(model, fam, s, u, own, running)
+
+
+def placement_rows(model: Model, inst: Instance, fam: Families) -> tuple[Block, Block]:
+    """s and u with the rows every placement meets: shape, distinct nodes, group size and
+    free GPUs."""
     n_fam, n_pair, n_node = fam.count, fam.pair_family.size, len(inst.node_ids)
     s = model.add_variables("starts", n_fam, upper=fam.size.astype(float), integer=True)
     u = model.add_variables("pieces", n_pair, upper=fam.pair_upper.astype(float), integer=True)
@@ -178,20 +193,7 @@ def build(
         {u: matrix(fam.pair_node, pairs, fam.per_node[fam.pair_family], (n_node, n_pair))},
         upper=inst.free.astype(float),
     )
-    own = _own_rows(model, inst, fam, s, u, modeled, cuts)
-    running = _running_rows(model, inst, fam, u)
-    m, total = inst.num_jobs, inst.total_gpus
-    w2 = 1.0 - w1
-    g_running = sum(int(g.sum()) for g in inst.running_gpus)
-    terms: dict[Block, FloatArray] = {s: w2 * fam.demand / total}
-    for counters in (own, running):
-        if counters.block is not None:
-            terms[counters.block] = -w1 * counters.delta / m
-    # Every candidate counts 1 (waiting, or started before its excess), running jobs K_r.
-    constant = float(running_floor(inst).sum()) + inst.candidates.size
-    offset = w2 * g_running / total - w1 * constant / m
-    model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
-    return Pooled(model, fam, s, u, own, running)
+    return s, u
 
 
 def _chain_rows(model: Model, name: str, counters: Block, chain: list[int]) -> None:
@@ -222,7 +224,6 @@ def _own_rows(
     s: Block,
     u: Block,
     modeled: BoolArray,
-    cuts: frozenset[Cut],
 ) -> Counters:
     """The t rows: level counters of what each multi-node family's jobs suffer."""
     base = running_worst(inst)
@@ -293,12 +294,11 @@ def _own_rows(
     if triggers.family.size:
         _trigger_rows(model, fam, u, t, trig_t, triggers, h, h2)
     levels_of = np.array(t_level)
-    if cuts:
-        _sharing_rows(model, fam, s, u, t, tf, levels_of, r_pair, cuts)
+    _slot_rows(model, fam, s, u, t, tf, levels_of, r_pair)
     return Counters(t, tf, levels_of, np.array(t_delta), h, h2)
 
 
-def _sharing_rows(
+def _slot_rows(
     model: Model,
     fam: Families,
     s: Block,
@@ -307,105 +307,66 @@ def _sharing_rows(
     t_family: IntArray,
     t_level: FloatArray,
     r_pair: FloatArray,
-    cuts: frozenset[Cut],
 ) -> None:
-    """(k_f − |N|) t_fl ≥ Σ_{m: R_αm ≥ L_l} u_fm + Σ_{n∈N} (u_fn − T_fn) for a set N of nodes
-    below level l, T_fn the jobs of f that reach n's own level (t at R_αn, or s_f when R_αn = 1).
-    The jobs holding n reach n's level, so at most T_fn − t_fl of them stay below L_l: the other
-    u_fn − T_fn + t_fl pieces of n sit in the t_fl jobs that reach it, next to every piece at or
-    above L_l, and those jobs have k slots each."""
-    t_rows: list[IntArray] = []
-    t_cols: list[IntArray] = []
-    t_vals: list[FloatArray] = []
-    u_rows: list[IntArray] = []
-    u_cols: list[IntArray] = []
-    s_rows: list[int] = []
-    s_cols: list[int] = []
-    s_vals: list[float] = []
-    row = 0
-    for f, level, nodes in sorted(cuts):
-        mine = np.flatnonzero(fam.pair_family == f)
-        columns = np.flatnonzero(t_family == f)  # f's levels, ascending
-        col = columns[np.isclose(t_level[columns], level)]
-        held = mine[np.isin(fam.pair_node[mine], nodes) & (r_pair[mine] < level)]
-        if not col.size or not held.size:
+    """Slot rows: k_f (s_f − t_fl) ≤ Σ_{n: R_αn < L_l} m_fnl with m_fnl ≤ u_fn, m_fnl ≤ T_fn − t_fl,
+    for families that may start two jobs or more (m_fnl = u_fn where b_fn = 1)."""
+    row_t: list[int] = []  # per row: its t column
+    small: list[tuple[int, int]] = []  # (row, pair) counted with u
+    big: list[tuple[int, int, int]] = []  # (row, pair, T column or −1 for s) counted with m
+    for i, (f, level) in enumerate(zip(t_family.tolist(), t_level.tolist(), strict=True)):
+        if fam.size[f] < 2:
             continue
-        covered = mine[r_pair[mine] >= level]
-        # T_fn: the column of n's own level (every R_αn > 1 is one of f's levels), or −1 for s_f.
-        at = np.searchsorted(t_level[columns], r_pair[held] - 1e-12)
-        own = np.where(r_pair[held] > 1.0, columns[np.minimum(at, columns.size - 1)], -1)
-        via_t = own >= 0
-        t_rows.append(np.full(1 + int(via_t.sum()), row))
-        t_cols.append(np.concatenate([col[:1], own[via_t]]))
-        t_vals.append(np.concatenate([[float(fam.nodes[f] - held.size)], np.ones(via_t.sum())]))
-        pieces = np.concatenate([covered, held])
-        u_rows.append(np.full(pieces.size, row))
-        u_cols.append(pieces)
-        if (~via_t).any():
-            s_rows.append(row)
-            s_cols.append(f)
-            s_vals.append(float((~via_t).sum()))
-        row += 1
-    if not row:
-        return
-    model.add_constraints(
-        "excess_sharing",
-        {
-            t: matrix(
-                np.concatenate(t_rows),
-                np.concatenate(t_cols),
-                np.concatenate(t_vals),
-                (row, t.size),
-            ),
-            u: matrix(np.concatenate(u_rows), np.concatenate(u_cols), -1.0, (row, u.size)),
-            s: matrix(
-                np.array(s_rows, dtype=np.int64),
-                np.array(s_cols, dtype=np.int64),
-                np.array(s_vals),
-                (row, s.size),
-            ),
-        },
-        lower=0.0,
-    )
-
-
-def sharing_cuts(inst: Instance, pooled: Pooled, x: FloatArray) -> set[Cut]:
-    """The sharing rows (`_sharing_rows`) the solution `x` violates: for one node where a node
-    alone breaks one, else for the set N that breaks it most (every node with pieces that
-    cannot all sit in jobs that stay below the level). Rows over one node are the common case
-    and keep the model small; the set rows are kept for what they alone can close."""
-    own = pooled.own
-    if own.block is None:
-        return set()
-    fam = pooled.families
-    s = np.rint(x[pooled.s.span])
-    u = np.rint(x[pooled.u.span])
-    t = np.rint(x[own.block.span])
-    r_pair = running_worst(inst)[fam.config[fam.pair_family], fam.pair_node]
-    found: set[Cut] = set()
-    for i in np.flatnonzero(s[own.owner] >= 2).tolist():
-        f, level = int(own.owner[i]), float(own.level[i])
         mine = np.flatnonzero(fam.pair_family == f)
-        levels = own.level[own.owner == f]
-        counts = t[own.owner == f]
-        high = r_pair[mine] >= level
-        covered = u[mine[high]].sum()
-        below = mine[~high & (u[mine] > 0)]
-        at = np.searchsorted(levels, r_pair[below] - 1e-12)
-        reach = np.where(r_pair[below] > 1.0, counts[np.minimum(at, levels.size - 1)], s[f])
-        forced = u[below] - reach + t[i]  # pieces of the node that must reach the level
-        alone = below[fam.nodes[f] * t[i] < covered + forced - 0.5]
-        found.update((f, level, (int(fam.pair_node[q]),)) for q in alone.tolist())
-        pick = forced > 0.5
-        if not alone.size and fam.nodes[f] * t[i] < covered + forced[pick].sum() - 0.5:
-            found.add((f, level, tuple(sorted(fam.pair_node[below[pick]].tolist()))))
-    # A family that violates one row tends to violate its neighbours next: add the rows of every
-    # level for the nodes that can hold two of its pieces.
-    for f in {c[0] for c in found}:
-        mine = np.flatnonzero((fam.pair_family == f) & (fam.pair_upper >= 2))
-        for level in own.level[own.owner == f].tolist():
-            found.update((f, level, (int(fam.pair_node[q]),)) for q in mine[r_pair[mine] < level])
-    return found
+        below = mine[r_pair[mine] < level]
+        columns = np.flatnonzero(t_family == f)  # f's levels, ascending
+        # T_fn: the column of n's own level (every R_αn > 1 is one of f's levels), or −1 for s.
+        at = np.searchsorted(t_level[columns], r_pair[below] - 1e-12)
+        own = np.where(r_pair[below] > 1.0, columns[np.minimum(at, columns.size - 1)], -1)
+        wide = fam.pair_upper[below] >= 2
+        # Where no node below takes two pieces the row restates the rounded one. It stays: on
+        # twenty trace snapshots, dropping those rows made the search slower, not faster.
+        row = len(row_t)
+        row_t.append(i)
+        small.extend((row, q) for q in below[~wide].tolist())
+        big.extend(
+            zip([row] * int(wide.sum()), below[wide].tolist(), own[wide].tolist(), strict=True)
+        )
+    if not row_t:
+        return
+    n_rows, n_m = len(row_t), len(big)
+    ti = np.array(row_t, dtype=np.int64)
+    k = fam.nodes[t_family[ti]].astype(float)
+    rows = np.arange(n_rows)
+    s_row, s_pair = np.array(small, dtype=np.int64).reshape(-1, 2).T
+    m_row, m_pair, m_own = np.array(big, dtype=np.int64).reshape(-1, 3).T
+    terms = {
+        s: matrix(rows, t_family[ti], k, (n_rows, s.size)),
+        t: matrix(rows, ti, -k, (n_rows, t.size)),
+        u: matrix(s_row, s_pair, -1.0, (n_rows, u.size)),
+    }
+    if not n_m:
+        model.add_constraints("slots_fill", terms, upper=0.0)
+        return
+    m = model.add_variables("slots", n_m)
+    terms[m] = matrix(m_row, np.arange(n_m), -1.0, (n_rows, n_m))
+    model.add_constraints("slots_fill", terms, upper=0.0)
+    each = np.arange(n_m)
+    model.add_constraints(
+        "slots_pieces",
+        {m: sp.identity(n_m, format="csr"), u: matrix(each, m_pair, -1.0, (n_m, u.size))},
+        upper=0.0,
+    )
+    via_t = m_own >= 0
+    model.add_constraints(
+        "slots_jobs",
+        {
+            m: sp.identity(n_m, format="csr"),
+            t: matrix(each, ti[m_row], 1.0, (n_m, t.size))
+            - matrix(each[via_t], m_own[via_t], 1.0, (n_m, t.size)),
+            s: matrix(each[~via_t], t_family[ti[m_row[~via_t]]], -1.0, (n_m, s.size)),
+        },
+        upper=0.0,
+    )
 
 
 @dataclass

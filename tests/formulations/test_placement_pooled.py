@@ -1,7 +1,6 @@
 """The pooled placement relaxation: its bound never falls below the true optimum (brute force),
-the sharing rows close the gap that nodes holding two pieces of a family open (alone and
-together), and pieces are
-grouped into jobs on distinct nodes, worst pieces together."""
+the slot rows close the gap that nodes holding two pieces of a family open (alone and
+together), and pieces are grouped into jobs on distinct nodes, worst pieces together."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 from formulations.placement_instance import Instance, build_instance
-from formulations.placement_pooled import _group_pieces, build, sharing_cuts
+from formulations.placement_pooled import _group_pieces, build
 from solver.datasets.deepshare import read_contention_csv, read_trace, trace_snapshot
 from solver.options import SolveOptions
 from solver.pipeline import export_model
@@ -31,21 +30,17 @@ def _instance(snapshot: dict[str, Any], table: dict, shapes: dict) -> Instance:
     return build_instance(snap, shapes, True, "multi_node")
 
 
-def _bounds(inst: Instance, w1: float) -> tuple[float, float]:
-    """The pooled optimum with every candidate pair modeled, before and after sharing rows."""
+def _pooled(inst: Instance, w1: float) -> tuple[float, float]:
+    """The pooled optimum with every candidate pair modeled, and how many jobs of the family
+    started with the most pieces reach its top level."""
     modeled = np.ones((len(inst.configs),) * 2, bool)
-    cuts: frozenset = frozenset()
-    first = None
-    for _ in range(20):
-        pooled = build(inst, w1, modeled, cuts)
-        solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(pooled.model)
-        assert solution.objective is not None
-        first = solution.objective if first is None else first
-        more = sharing_cuts(inst, pooled, solution.x) - cuts
-        if not more:
-            return first, solution.objective
-        cuts |= more
-    raise AssertionError("sharing rows did not settle")
+    pooled = build(inst, w1, modeled)
+    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(pooled.model)
+    assert solution.objective is not None
+    own = pooled.own
+    assert own.block is not None
+    top = int(np.argmax(own.level))
+    return solution.objective, float(solution.x[own.block.span][top])
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -57,15 +52,16 @@ def test_the_pooled_bound_is_never_below_the_optimum(seed: int) -> None:
     if not inst.options.size:
         return
     best = brute_force(snapshot, table, SHAPES, w1, "worst", "multi_node")
-    loose, tight = _bounds(inst, w1)
-    assert tight >= best - 1e-9
-    assert loose >= tight - 1e-9
+    modeled = np.ones((len(inst.configs),) * 2, bool)
+    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(build(inst, w1, modeled).model)
+    assert solution.objective is not None
+    assert solution.objective >= best - 1e-9
 
 
-def test_sharing_rows_count_a_node_that_both_jobs_must_use() -> None:
+def test_slot_rows_count_a_node_that_both_jobs_must_use() -> None:
     # Two identical 2-node jobs, one GPU per node. H1 and H2 sit next to a running job that
     # slows A down; C (two free GPUs) is quiet. Both jobs need C (it takes two pieces and a job
-    # uses a node once), so each also takes one of H1, H2: both suffer. Without the sharing row
+    # uses a node once), so each also takes one of H1, H2: both suffer. Without the slot rows
     # the relaxation pairs H1 with H2 in one job and leaves the other job quiet.
     snapshot = {
         "nodes": [{"id": "H1", "gpus": 2}, {"id": "H2", "gpus": 2}, {"id": "C", "gpus": 2}],
@@ -80,16 +76,16 @@ def test_sharing_rows_count_a_node_that_both_jobs_must_use() -> None:
     shapes = {2: [(2, 1)]}
     inst = _instance(snapshot, table, shapes)
     best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
-    loose, tight = _bounds(inst, 0.5)
-    assert loose > best + 1e-6
-    assert tight == pytest.approx(best, abs=1e-9)
+    bound, suffering = _pooled(inst, 0.5)
+    assert bound == pytest.approx(best, abs=1e-9)
+    assert suffering == pytest.approx(2.0)
 
 
-def test_sharing_rows_count_the_slots_that_shared_nodes_take_together() -> None:
+def test_slot_rows_count_the_slots_that_shared_nodes_take_together() -> None:
     # Two identical 4-node jobs, one GPU per node, and exactly their 8 free GPUs. C1 and C2 take
     # two pieces each, so both jobs use both, and each job has two slots left for H1, H2, H3
-    # (next to a running job that slows A down) and the quiet Q: both jobs suffer. A row for
-    # C1 or C2 alone allows one job to take all three H nodes; the row for both does not.
+    # (next to a running job that slows A down) and the quiet Q: both jobs suffer. Counting
+    # C1 or C2 alone would allow one job to take all three H nodes.
     snapshot = {
         "nodes": [
             *({"id": n, "gpus": 2} for n in ("C1", "C2", "H1", "H2", "H3")),
@@ -106,19 +102,9 @@ def test_sharing_rows_count_the_slots_that_shared_nodes_take_together() -> None:
     shapes = {4: [(4, 1)]}
     inst = _instance(snapshot, table, shapes)
     best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
-    modeled = np.ones((len(inst.configs),) * 2, bool)
-    own = build(inst, 0.5, modeled).own
-    every_node = frozenset(
-        (int(f), float(level), (n,))
-        for f, level in zip(own.owner, own.level, strict=True)
-        for n in range(len(inst.node_ids))
-    )
-    single = SolveContext(SolveOptions(mip_gap=0.0)).solve(
-        build(inst, 0.5, modeled, every_node).model
-    )
-    assert single.objective is not None and single.objective > best + 1e-6
-    _, tight = _bounds(inst, 0.5)
-    assert tight == pytest.approx(best, abs=1e-9)
+    bound, suffering = _pooled(inst, 0.5)
+    assert bound == pytest.approx(best, abs=1e-9)
+    assert suffering == pytest.approx(2.0)
 
 
 def test_pieces_in_order_when_that_keeps_nodes_distinct() -> None:
