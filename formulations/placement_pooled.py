@@ -599,7 +599,29 @@ def _group_pieces(
     consecutive = pieces.reshape(jobs, k)
     if all(np.unique(row).size == k for row in consecutive):
         return [row.tolist() for row in consecutive]
-    return _assign(nodes, count, worst, jobs, k)
+    # The MILP may stop at its time limit with a worse grouping than the greedy one.
+    value = dict(zip(nodes.tolist(), worst.tolist(), strict=True))
+    options = [_forced_first(nodes, count, worst, jobs, k), _assign(nodes, count, worst, jobs, k)]
+    return min(options, key=lambda grouping: sum(max(value[n] for n in job) for job in grouping))
+
+
+def _forced_first(
+    nodes: IntArray, count: IntArray, worst: FloatArray, jobs: int, k: int
+) -> list[list[int]]:
+    """Jobs one at a time, each with the worst pieces left, except that a node with a piece for
+    every job still to fill must join this one (else it would need one job twice). What is left
+    after each job can always be grouped: every count stays within the jobs remaining."""
+    left = dict(zip(nodes.tolist(), count.tolist(), strict=True))
+    rank = {n: i for i, n in enumerate(nodes[np.argsort(-worst, kind="stable")].tolist())}
+    out: list[list[int]] = []
+    for remaining in range(jobs, 0, -1):
+        forced = [n for n, c in left.items() if c == remaining]
+        free = sorted((n for n, c in left.items() if 0 < c < remaining), key=rank.__getitem__)
+        job = forced + free[: k - len(forced)]
+        for n in job:
+            left[n] -= 1
+        out.append(job)
+    return out
 
 
 def _assign(
