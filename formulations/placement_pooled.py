@@ -32,6 +32,10 @@ T_fn of them, t at R_αn's level or s_f):
     k_f (s_f − t_fl) ≤ Σ_{n: R_αn < L_l} m_fnl,   m_fnl ≤ u_fn,   m_fnl ≤ T_fn − t_fl
 (m_fnl stands for u_fn where n takes one piece at most). Without them the relaxation packs a
 family's contended pieces into fewer jobs than the nodes every job must use leave room for.
+Lifted rows (`build(..., lifted=True)`): a piece below L_l by R_αn may meet a candidate co-runner
+at or above it. w_qv ≥ u_q − b_q (1 − h_βn) for the triggers β of pair q with CS(α|β) ≥ v counts
+such pieces, the rounded rows count them with the high ones, and the slot rows take them off
+what the jobs below the level can use (m_fnl ≤ u_fn − w_fn,≥L_l).
 Each row holds for every real placement (it counts jobs or pieces from below), so the optimum
 is an upper bound on the true one. `decode` groups each family's pieces into jobs, worst pieces
 together (in order when the nodes stay distinct, else by a small assignment MILP).
@@ -99,6 +103,7 @@ class Counters:
     delta: FloatArray  # L_l − L_{l−1}: the objective weight
     h: Colocation | None = None
     h2: Colocation | None = None
+    met: Met | None = None
 
 
 # Grouping a family's pieces into jobs is a tiny MILP, but a family of many jobs can make it
@@ -135,13 +140,14 @@ def families(inst: Instance) -> Families:
     )
 
 
-def build(inst: Instance, w1: float, modeled: BoolArray) -> Pooled:
+def build(inst: Instance, w1: float, modeled: BoolArray, lifted: bool = False) -> Pooled:
     """maximize W2·U − W1·Φ over the rows of the module docstring; candidate co-runner rows only
-    for the configuration pairs in `modeled`."""
+    for the configuration pairs in `modeled`; with `lifted`, the rows that count pieces at or
+    above a level also count those a candidate co-runner lifts there (`Met`)."""
     fam = families(inst)
     model = Model("contention_placement_pooled")
     s, u = placement_rows(model, inst, fam)
-    own = _own_rows(model, inst, fam, s, u, modeled)
+    own = _own_rows(model, inst, fam, s, u, modeled, lifted)
     running = _running_rows(model, inst, fam, u)
     m, total = inst.num_jobs, inst.total_gpus
     w2 = 1.0 - w1
@@ -224,6 +230,7 @@ def _own_rows(
     s: Block,
     u: Block,
     modeled: BoolArray,
+    lifted: bool,
 ) -> Counters:
     """The t rows: level counters of what each multi-node family's jobs suffer."""
     base = running_worst(inst)
@@ -294,8 +301,116 @@ def _own_rows(
     if triggers.family.size:
         _trigger_rows(model, fam, u, t, trig_t, triggers, h, h2)
     levels_of = np.array(t_level)
-    _slot_rows(model, fam, s, u, t, tf, levels_of, r_pair)
-    return Counters(t, tf, levels_of, np.array(t_delta), h, h2)
+    met = _met_cells(model, fam, u, triggers, h, h2) if lifted else None
+    _slot_rows(model, fam, s, u, t, tf, levels_of, r_pair, met)
+    if met is not None:
+        _met_rounded_rows(model, fam, u, t, tf, levels_of, r_pair, met)
+    return Counters(t, tf, levels_of, np.array(t_delta), h, h2, met)
+
+
+@dataclass
+class Met:
+    """w_qv ≥ 0: pieces of (family, node) pair q that meet a candidate co-runner of CS ≥ v there
+    (one per pair and trigger value, sorted by pair then value): w_qv ≥ u_q − b_q (1 − h_βn) for
+    each trigger β of q with CS(α|β) ≥ v, so at its lower bound it is u_q or 0."""
+
+    block: Block
+    pair: IntArray
+    value: FloatArray
+
+    def columns(self, pairs: IntArray, level: float) -> tuple[IntArray, IntArray]:
+        """(pair, column) for each of `pairs` with a cell at or above `level`: the cell with the
+        smallest such value, which counts the pair's pieces at or above the level."""
+        which = np.flatnonzero(np.isin(self.pair, pairs) & (self.value >= level - 1e-12))
+        _, first = np.unique(self.pair[which], return_index=True)
+        return self.pair[which[first]], which[first]
+
+
+def _met_cells(
+    model: Model, fam: Families, u: Block, triggers: Triggers, h: Colocation, h2: Colocation
+) -> Met | None:
+    """The w cells of `Met` and their rows."""
+    if not triggers.family.size:
+        return None
+    order = np.lexsort((triggers.value, triggers.pair))
+    keys = np.stack([triggers.pair[order], triggers.value[order]])
+    _, first = np.unique(keys, axis=1, return_index=True)
+    cell_trigger = order[np.sort(first)]
+    pair, value = triggers.pair[cell_trigger], triggers.value[cell_trigger]
+    # (cell, trigger) for every trigger of the cell's pair at or above the cell's value
+    lo = np.searchsorted(pair, triggers.pair, side="left")
+    hi = np.searchsorted(pair, triggers.pair, side="right")
+    member_trigger = np.repeat(np.arange(triggers.pair.size), hi - lo)
+    member_cell = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)])
+    keep = value[member_cell] <= triggers.value[member_trigger] + 1e-12
+    member_cell, member_trigger = member_cell[keep], member_trigger[keep]
+    w = model.add_variables("lifted_pieces", pair.size, upper=fam.pair_upper[pair].astype(float))
+    node = fam.pair_node[triggers.pair]
+    alpha = fam.config[triggers.family]
+    b = fam.pair_upper[triggers.pair].astype(float)
+    n = member_cell.size
+    rows = np.arange(n)
+    terms = {
+        w: matrix(rows, member_cell, 1.0, (n, w.size)),
+        u: matrix(rows, triggers.pair[member_trigger], -1.0, (n, u.size)),
+    }
+    other = triggers.beta != alpha
+    for cells, sel, cfg in ((h, other, triggers.beta), (h2, ~other, alpha)):
+        mine = sel[member_trigger]
+        tr = member_trigger[mine]
+        if cells.block is not None:
+            terms[cells.block] = matrix(
+                rows[mine], cells.index[cfg[tr], node[tr]], -b[tr], (n, cells.block.size)
+            )
+    model.add_constraints("lifted_link", terms, lower=-b[member_trigger])
+    return Met(w, pair, value)
+
+
+def _met_rounded_rows(
+    model: Model,
+    fam: Families,
+    u: Block,
+    t: Block,
+    t_family: IntArray,
+    t_level: FloatArray,
+    r_pair: FloatArray,
+    met: Met,
+) -> None:
+    """k_f t_fl ≥ Σ_{n: R_αn ≥ L_l} u_fn + Σ_{n: R_αn < L_l} w_n,≥L_l where a candidate can
+    lift pieces below L_l to it."""
+    rows_t: list[int] = []
+    u_rows: list[IntArray] = []
+    u_cols: list[IntArray] = []
+    w_rows: list[IntArray] = []
+    w_cols: list[IntArray] = []
+    for i, (f, level) in enumerate(zip(t_family.tolist(), t_level.tolist(), strict=True)):
+        mine = np.flatnonzero(fam.pair_family == f)
+        _, cols = met.columns(mine[r_pair[mine] < level], level)
+        if not cols.size:
+            continue
+        row = len(rows_t)
+        rows_t.append(i)
+        high = mine[r_pair[mine] >= level]
+        u_rows.append(np.full(high.size, row))
+        u_cols.append(high)
+        w_rows.append(np.full(cols.size, row))
+        w_cols.append(cols)
+    if not rows_t:
+        return
+    ti = np.array(rows_t, dtype=np.int64)
+    n_rows = ti.size
+    k = fam.nodes[t_family[ti]].astype(float)
+    model.add_constraints(
+        "lifted_rounded",
+        {
+            t: matrix(np.arange(n_rows), ti, k, (n_rows, t.size)),
+            u: matrix(np.concatenate(u_rows), np.concatenate(u_cols), -1.0, (n_rows, u.size)),
+            met.block: matrix(
+                np.concatenate(w_rows), np.concatenate(w_cols), -1.0, (n_rows, met.block.size)
+            ),
+        },
+        lower=0.0,
+    )
 
 
 def _slot_rows(
@@ -307,10 +422,12 @@ def _slot_rows(
     t_family: IntArray,
     t_level: FloatArray,
     r_pair: FloatArray,
+    met: Met | None,
 ) -> None:
     """Slot rows: k_f (s_f − t_fl) ≤ Σ_{n: R_αn < L_l} m_fnl with m_fnl ≤ u_fn, m_fnl ≤ T_fn − t_fl,
     for families that may start two jobs or more (m_fnl = u_fn where b_fn = 1)."""
     row_t: list[int] = []  # per row: its t column
+    lifted: list[tuple[int, int]] = []  # (row, w column): pieces a candidate lifts to the level
     small: list[tuple[int, int]] = []  # (row, pair) counted with u
     big: list[tuple[int, int, int]] = []  # (row, pair, T column or −1 for s) counted with m
     for i, (f, level) in enumerate(zip(t_family.tolist(), t_level.tolist(), strict=True)):
@@ -328,6 +445,9 @@ def _slot_rows(
         row = len(row_t)
         row_t.append(i)
         small.extend((row, q) for q in below[~wide].tolist())
+        if met is not None:
+            _, cols = met.columns(below, level)
+            lifted.extend((row, c) for c in cols.tolist())
         big.extend(
             zip([row] * int(wide.sum()), below[wide].tolist(), own[wide].tolist(), strict=True)
         )
@@ -344,6 +464,13 @@ def _slot_rows(
         t: matrix(rows, ti, -k, (n_rows, t.size)),
         u: matrix(s_row, s_pair, -1.0, (n_rows, u.size)),
     }
+    # Pieces a candidate lifts to the level are not there for the jobs below it: they come off
+    # a node's count (u − w), whether it enters the row directly or through m.
+    l_row, l_col = np.array(lifted, dtype=np.int64).reshape(-1, 2).T
+    l_pair = met.pair[l_col] if met is not None else l_col
+    direct = np.isin(l_pair, s_pair)
+    if met is not None and direct.any():
+        terms[met.block] = matrix(l_row[direct], l_col[direct], 1.0, (n_rows, met.block.size))
     if not n_m:
         model.add_constraints("slots_fill", terms, upper=0.0)
         return
@@ -351,11 +478,15 @@ def _slot_rows(
     terms[m] = matrix(m_row, np.arange(n_m), -1.0, (n_rows, n_m))
     model.add_constraints("slots_fill", terms, upper=0.0)
     each = np.arange(n_m)
-    model.add_constraints(
-        "slots_pieces",
-        {m: sp.identity(n_m, format="csr"), u: matrix(each, m_pair, -1.0, (n_m, u.size))},
-        upper=0.0,
-    )
+    pieces = {m: sp.identity(n_m, format="csr"), u: matrix(each, m_pair, -1.0, (n_m, u.size))}
+    if met is not None and (~direct).any():
+        # the m column of each (row, pair) a lifted cell belongs to
+        m_of = {key: j for j, key in enumerate(zip(m_row.tolist(), m_pair.tolist(), strict=True))}
+        at = [
+            m_of[key] for key in zip(l_row[~direct].tolist(), l_pair[~direct].tolist(), strict=True)
+        ]
+        pieces[met.block] = matrix(np.array(at), l_col[~direct], 1.0, (n_m, met.block.size))
+    model.add_constraints("slots_pieces", pieces, upper=0.0)
     via_t = m_own >= 0
     model.add_constraints(
         "slots_jobs",
@@ -738,5 +869,11 @@ def encode(inst: Instance, pooled: Pooled, started: Started) -> tuple[IntArray, 
             value[cells.index[cfg, node]] = count[cfg, node] >= least
             values.append(value)
             columns.append(cells.block)
+    if own.met is not None:
+        # w at its lower bound: the pair's pieces when a candidate lifts them to the cell's value
+        worst = _piece_worst(inst, fam, u.astype(np.int64))
+        lifted = worst[own.met.pair] >= own.met.value - 1e-12
+        values.append(np.where(lifted, u[own.met.pair], 0.0))
+        columns.append(own.met.block)
     index = np.concatenate([np.arange(b.start, b.start + b.size) for b in columns])
     return index.astype(np.int64), np.concatenate([np.asarray(v, float) for v in values])

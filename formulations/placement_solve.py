@@ -202,10 +202,11 @@ def _pooled_first(
     tolerance = ctx.options.mip_gap if ctx.options.mip_gap is not None else DEFAULT_GAP
     found = _Best(inst, options, tolerance, best, best_value)
     rounds = 0
+    lifted = False
     while True:
         rounds += 1
         left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-        relaxation = pooled_model(inst, options.w1, modeled)
+        relaxation = pooled_model(inst, options.w1, modeled, lifted)
         seen_pairs = np.zeros_like(modeled)
         incumbent = _watch(inst, relaxation, modeled, found, seen_pairs)
         solution = ctx.solve(
@@ -229,8 +230,13 @@ def _pooled_first(
         if found.proven():
             return found.answer(Status.OPTIMAL, rounds)
         missing = unmodeled_pairs(inst, started, modeled) | seen_pairs
-        if not missing.any() or solution.status is not Status.OPTIMAL:
+        if solution.status is not Status.OPTIMAL or not (missing.any() or not lifted):
             return found.answer(Status.FEASIBLE, rounds)
+        if not missing.any():
+            # Every pair the placement uses is priced, yet it scores below the relaxation: the
+            # relaxation may count as below a level pieces a candidate lifts to it. Those rows
+            # cost time on most snapshots, so they come only now.
+            lifted = True
         modeled |= missing | missing.T
 
 

@@ -1,6 +1,7 @@
 """The pooled placement relaxation: its bound never falls below the true optimum (brute force),
 the slot rows close the gap that nodes holding two pieces of a family open (alone and
-together), and pieces are grouped into jobs on distinct nodes, worst pieces together."""
+together), the lifted rows the gap that candidate co-runners open, and pieces are grouped into
+jobs on distinct nodes, worst pieces together."""
 
 from __future__ import annotations
 
@@ -53,9 +54,11 @@ def test_the_pooled_bound_is_never_below_the_optimum(seed: int) -> None:
         return
     best = brute_force(snapshot, table, SHAPES, w1, "worst", "multi_node")
     modeled = np.ones((len(inst.configs),) * 2, bool)
-    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(build(inst, w1, modeled).model)
-    assert solution.objective is not None
-    assert solution.objective >= best - 1e-9
+    for lifted in (False, True):
+        pooled = build(inst, w1, modeled, lifted)
+        solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(pooled.model)
+        assert solution.objective is not None
+        assert solution.objective >= best - 1e-9
 
 
 def test_slot_rows_count_a_node_that_both_jobs_must_use() -> None:
@@ -105,6 +108,40 @@ def test_slot_rows_count_the_slots_that_shared_nodes_take_together() -> None:
     bound, suffering = _pooled(inst, 0.5)
     assert bound == pytest.approx(best, abs=1e-9)
     assert suffering == pytest.approx(2.0)
+
+
+def test_lifted_rows_count_a_piece_a_candidate_lifts_to_the_level() -> None:
+    # Two 2-node jobs of A and a 2-node job of D fill the six free GPUs. A suffers 1.5 next to
+    # the running B (on H1, H2) and next to D; D keeps off H1, H2 (3.0 next to B). With D on X
+    # and Y, A's pieces on H1, H2 and X are all at 1.5: three pieces, two to a job, so both A
+    # jobs suffer, whichever way D goes. Counting only B's nodes, one job would take H1 and H2.
+    snapshot = {
+        "nodes": [
+            {"id": "H1", "gpus": 2},
+            {"id": "H2", "gpus": 2},
+            {"id": "X", "gpus": 2},
+            {"id": "Y", "gpus": 1},
+            {"id": "Q", "gpus": 1},
+        ],
+        "jobs": [
+            {"id": "r", "workload_class": "B", "placement": {"H1": 1, "H2": 1}},
+            {"id": "a1", "workload_class": "A", "scale_factor": 2},
+            {"id": "a2", "workload_class": "A", "scale_factor": 2},
+            {"id": "d", "workload_class": "D", "scale_factor": 2},
+        ],
+    }
+    a, b, d = ("A", 2, 2), ("B", 2, 2), ("D", 2, 2)
+    table = {(a, b): 1.5, (a, d): 1.5, (d, b): 3.0}
+    shapes = {2: [(2, 1)]}
+    inst = _instance(snapshot, table, shapes)
+    best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
+    modeled = np.ones((len(inst.configs),) * 2, bool)
+    bounds = [
+        SolveContext(SolveOptions(mip_gap=0.0)).solve(build(inst, 0.5, modeled, lifted).model)
+        for lifted in (False, True)
+    ]
+    assert bounds[0].objective is not None and bounds[0].objective > best + 1e-6
+    assert bounds[1].objective == pytest.approx(best, abs=1e-9)
 
 
 def test_pieces_in_order_when_that_keeps_nodes_distinct() -> None:
