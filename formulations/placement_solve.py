@@ -175,8 +175,9 @@ class _Best:
         )
 
     def answer(self, status: Status, rounds: int) -> Answer:
-        proven = status is Status.OPTIMAL and self.bound is not None
-        gap = relative_gap(self.bound, self.value) if proven and self.bound is not None else None
+        gap = None
+        if status is Status.OPTIMAL and self.bound is not None:
+            gap = relative_gap(self.bound, self.value)
         return Answer(
             status, self.started, gap=gap, lazy_rounds=rounds, bound=self.bound, value=self.value
         )
@@ -229,10 +230,12 @@ def _pooled_first(
         found.offer(improve(inst, started, options.w1, options.penalty))
         if found.proven():
             return found.answer(Status.OPTIMAL, rounds)
-        missing = unmodeled_pairs(inst, started, modeled) | seen_pairs
-        if solution.status is not Status.OPTIMAL or not (missing.any() or not lifted):
+        if solution.status is not Status.OPTIMAL:
             return found.answer(Status.FEASIBLE, rounds)
+        missing = unmodeled_pairs(inst, started, modeled) | seen_pairs
         if not missing.any():
+            if lifted:
+                return found.answer(Status.FEASIBLE, rounds)  # nothing left to add
             # Every pair the placement uses is priced, yet it scores below the relaxation: the
             # relaxation may count as below a level pieces a candidate lifts to it. Those rows
             # cost time on most snapshots, so they come only now.
@@ -295,7 +298,8 @@ def check_feasible(inst: Instance, started: dict[int, tuple[int, list[int]]]) ->
 
 
 def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext) -> Answer:
-    """The best placement within the options' limits, starting from the greedy one."""
+    """The best placement within the options' limits, starting from the greedy one (or, under
+    DeepShare's scope, the estimate's when it scores better)."""
     started_at = time.perf_counter()
     limit = ctx.options.time_limit
     best = greedy_answer = greedy(inst, options.w1, options.penalty)
@@ -325,8 +329,9 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
     deadline: float | None = None
     if limit is not None:
         # Under a time limit the pooled rounds get most of it: when they cannot prove the
-        # answer, the per-candidate model still has time to improve the placement. If the greedy
-        # start already took most of that share, the per-candidate model gets what is left.
+        # answer, the per-candidate model still has time to improve the placement. If the start
+        # (greedy and estimate) already took most of that share, the per-candidate model gets
+        # what is left.
         deadline = started_at + POOLED_SHARE * limit
         pooled_first &= deadline - time.perf_counter() > 0.25 * POOLED_SHARE * limit
     if modeled is not None and pooled_first:
