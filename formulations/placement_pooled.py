@@ -44,6 +44,7 @@ together (in order when the nodes stay distinct, else by a small assignment MILP
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -80,6 +81,12 @@ class Families:
     @property
     def count(self) -> int:
         return int(self.option.size)
+
+    @cached_property
+    def pairs_of(self) -> list[IntArray]:
+        """Each family's (family, node) pair indices, ascending: the rows read them per level."""
+        cuts = np.searchsorted(self.pair_family, np.arange(1, self.count))
+        return np.split(np.arange(self.pair_family.size), cuts)
 
 
 @dataclass
@@ -245,7 +252,7 @@ def _own_rows(
     chain: list[int] = []  # t index i with t_i ≥ t_{i+1}
     trig_t = np.zeros(triggers.family.size, dtype=np.int64)  # per trigger: its t index
     for f in np.flatnonzero(fam.nodes > 1).tolist():
-        mine = np.flatnonzero(fam.pair_family == f)
+        mine = fam.pairs_of[f]
         cand = np.flatnonzero(triggers.family == f)
         values = np.concatenate([r_pair[mine], triggers.value[cand]])
         levels, index = _levels(values[values > 1.0])
@@ -384,7 +391,7 @@ def _met_rounded_rows(
     w_rows: list[IntArray] = []
     w_cols: list[IntArray] = []
     for i, (f, level) in enumerate(zip(t_family.tolist(), t_level.tolist(), strict=True)):
-        mine = np.flatnonzero(fam.pair_family == f)
+        mine = fam.pairs_of[f]
         _, cols = met.columns(mine[r_pair[mine] < level], level)
         if not cols.size:
             continue
@@ -433,7 +440,7 @@ def _slot_rows(
     for i, (f, level) in enumerate(zip(t_family.tolist(), t_level.tolist(), strict=True)):
         if fam.size[f] < 2:
             continue
-        mine = np.flatnonzero(fam.pair_family == f)
+        mine = fam.pairs_of[f]
         below = mine[r_pair[mine] < level]
         columns = np.flatnonzero(t_family == f)  # f's levels, ascending
         # T_fn: the column of n's own level (every R_αn > 1 is one of f's levels), or −1 for s.
