@@ -14,6 +14,7 @@ from solver.backends import (
     Backend,
     Feature,
     LpMethod,
+    OnBound,
     OnIncumbent,
     Solution,
     SolveSettings,
@@ -88,6 +89,7 @@ class SolveContext:
         time_limit: float | None = None,
         highs_options: dict[str, bool | int | float | str] | None = None,
         on_incumbent: OnIncumbent | None = None,
+        on_bound: OnBound | None = None,
     ) -> Solution:
         """Compile and solve one model. `lp_method` and `mip_gap` are the formulation's
         preferences, used when the user did not set them; `start` is a MILP starting point
@@ -95,7 +97,8 @@ class SolveContext:
         export, so an exported model is the MILP itself); `time_limit` is what is left of the
         user's limit for formulations that solve several models; `highs_options` are HiGHS
         search settings that pay off on the formulation's models (other backends ignore them);
-        `on_incumbent` watches a MILP's improving solutions where the backend can."""
+        `on_incumbent` watches a MILP's improving solutions and `on_bound` its dual bound where
+        the backend can."""
         started = time.perf_counter()
         compiled = model.compile()
         self.build_seconds += time.perf_counter() - started
@@ -109,8 +112,8 @@ class SolveContext:
             settings = replace(settings, time_limit=time_limit)
         if highs_options:
             settings = replace(settings, highs_options=highs_options)
-        if on_incumbent is not None:
-            settings = replace(settings, on_incumbent=on_incumbent)
+        if on_incumbent is not None or on_bound is not None:
+            settings = replace(settings, on_incumbent=on_incumbent, on_bound=on_bound)
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
         return self.record(compiled, backend.solve(compiled, settings))

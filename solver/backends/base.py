@@ -21,12 +21,16 @@ class Feature(StrEnum):
     DUALS = "duals"
     WARM_START = "warm_start"
     EXPORT = "export"
-    INCUMBENTS = "incumbents"  # calls SolveSettings.on_incumbent during a MILP solve
+    INCUMBENTS = "incumbents"  # calls SolveSettings.on_incumbent and on_bound in a MILP solve
 
 
 # Called with each improving MILP solution (model coordinates) and the solver's dual bound at
 # that moment; returning True asks the solver to stop (the answer then carries a limit status).
 OnIncumbent = Callable[[NDArray[np.float64], float], bool]
+# Called at the solver's regular progress checks with its dual bound; returning True asks it to
+# stop. Lets a caller stop on a test the solver cannot make itself (e.g. a bound compared with
+# a value computed outside the model).
+OnBound = Callable[[float], bool]
 
 
 class LpMethod(StrEnum):
@@ -57,6 +61,7 @@ class SolveSettings:
     # Formulations that check solutions against something the model leaves out watch the
     # incumbents; backends without INCUMBENTS never call it.
     on_incumbent: OnIncumbent | None = field(default=None, compare=False)
+    on_bound: OnBound | None = field(default=None, compare=False)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from solver.backends.base import (
     Backend,
     Feature,
     LpMethod,
+    OnBound,
     OnIncumbent,
     Solution,
     SolveSettings,
@@ -108,8 +109,8 @@ class HighsBackend(Backend):
             # An incumbent from the start: a time limit then always returns something feasible.
             index, value = settings.start
             h.setSolution(int(index.size), index.astype(np.int32), value.astype(np.float64))
-        if settings.on_incumbent is not None and model.is_mip:
-            watch_incumbents(h, model.num_cols, settings.on_incumbent)
+        if model.is_mip and (settings.on_incumbent or settings.on_bound) is not None:
+            watch(h, model.num_cols, settings.on_incumbent, settings.on_bound)
         started = time.perf_counter()
         h.run()
         return read_solution(h, model, time.perf_counter() - started)
@@ -124,22 +125,31 @@ class HighsBackend(Backend):
             raise OSError(f"cannot write the model to {path}")
 
 
-def watch_incumbents(h: highspy.Highs, num_cols: int, on_incumbent: OnIncumbent) -> None:
-    """Hand each improving solution to `on_incumbent`; stop at the next interrupt check once
-    it asks to (HiGHS takes a stop request only from its interrupt callback)."""
+def watch(
+    h: highspy.Highs, num_cols: int, on_incumbent: OnIncumbent | None, on_bound: OnBound | None
+) -> None:
+    """Hand each improving solution to `on_incumbent` and the dual bound at each interrupt
+    check to `on_bound`; stop at the next check once either asks to (HiGHS takes a stop request
+    only from its interrupt callback)."""
     stop = False
 
     def improving(event: highspy.highs.HighsCallbackEvent) -> None:
         nonlocal stop
         x = np.asarray(event.data_out.mip_solution, dtype=float)
-        if x.size == num_cols and on_incumbent(x, float(event.data_out.mip_dual_bound)):
-            stop = True
+        if on_incumbent is not None and x.size == num_cols:
+            stop = on_incumbent(x, float(event.data_out.mip_dual_bound)) or stop
 
     def interrupt(event: highspy.highs.HighsCallbackEvent) -> None:
+        nonlocal stop
+        bound = float(event.data_out.mip_dual_bound)
+        # Before the first LP the bound is infinite: nothing to test yet.
+        if not stop and on_bound is not None and np.isfinite(bound):
+            stop = on_bound(bound)
         if stop:
             event.interrupt()
 
-    h.cbMipImprovingSolution.subscribe(improving)
+    if on_incumbent is not None:
+        h.cbMipImprovingSolution.subscribe(improving)
     h.cbMipInterrupt.subscribe(interrupt)
 
 

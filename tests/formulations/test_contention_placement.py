@@ -55,6 +55,23 @@ def test_additive_penalty_matches_brute_force(seed: int) -> None:
     _solve_tiny(seed, "additive", "multi_node" if seed % 3 else "all")
 
 
+@pytest.mark.parametrize("seed", range(200, 215))
+def test_a_looser_gap_is_honoured_against_the_optimum(seed: int) -> None:
+    """The rounds search at the default gap but prove at the user's: every answer called
+    optimal lies within the user's gap of the brute-force optimum."""
+    rng = random.Random(seed)
+    snapshot, table = random_instance(rng)
+    snapshot["contention"] = contention_json(table)
+    gap = 0.02
+    options = {"w1": 0.5, "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()}}
+    result = solve(snapshot, policy="contention_placement", options={**options, "mip_gap": gap})
+    assert result.status is Status.OPTIMAL
+    assert_valid_placement(result, snapshot, SHAPES)
+    best = brute_force(snapshot, table, SHAPES, 0.5)
+    assert best - gap * abs(best) - 1e-9 <= result.objective <= best + 1e-9
+    assert result.solver.mip_gap is None or result.solver.mip_gap <= gap + 1e-12
+
+
 def _deepshare_table() -> dict:
     return read_contention_csv(FIXTURES / "deepshare_shared_thp_ratio.csv").model_dump()
 

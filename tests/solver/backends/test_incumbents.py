@@ -1,5 +1,6 @@
-"""A MILP's improving solutions reach `on_incumbent` as feasible points with a valid bound, and
-the callback can stop the solve; backends without the feature leave it alone."""
+"""A MILP's improving solutions reach `on_incumbent` as feasible points with a valid bound, its
+dual bound reaches `on_bound` as the search goes, and either callback can stop the solve;
+backends without the feature leave them alone."""
 
 from __future__ import annotations
 
@@ -50,6 +51,34 @@ def test_the_callback_stops_the_solve_at_the_incumbent_it_accepts() -> None:
     assert solution.status is Status.FEASIBLE
     assert "interrupt" in solution.detail.lower()  # stopped by the callback, not the limit
     assert solution.objective == pytest.approx(min(seen))
+
+
+def test_each_reported_bound_is_valid_and_never_loosens() -> None:
+    model = market_split(3, 16)
+    bounds: list[float] = []
+
+    def record(bound: float) -> bool:
+        bounds.append(bound)
+        return False
+
+    solution = get_backend("highs").solve(model, SolveSettings(time_limit=LIMIT, on_bound=record))
+    assert solution.status is Status.OPTIMAL and solution.objective is not None
+    assert bounds and all(np.isfinite(bounds))
+    assert max(bounds) <= solution.objective + 1e-9  # minimizing: below the optimum
+    assert bounds == sorted(bounds)
+
+
+def test_the_bound_callback_stops_the_solve() -> None:
+    model = market_split(4, 40)  # far from provable within the limit
+    calls: list[float] = []
+
+    def enough(bound: float) -> bool:
+        calls.append(bound)
+        return len(calls) == 3
+
+    solution = get_backend("highs").solve(model, SolveSettings(time_limit=LIMIT, on_bound=enough))
+    assert "interrupt" in solution.detail.lower()  # stopped by the callback, not the limit
+    assert len(calls) == 3
 
 
 def test_only_highs_offers_incumbents() -> None:
