@@ -71,9 +71,9 @@ def cases() -> list[Case]:
             extra=_note,
         ),
     ]
-    # 32 nodes at DeepShare's density (1.5 running jobs per node: ~90 % busy), then emptier;
-    # then what a scheduler with a 2 s budget gets on ten such snapshots: the placement, proven
-    # or with its gap.
+    # 32 nodes with at most 48 running jobs (~90 % of the GPUs busy), then 40 (~75 % busy, as
+    # in the 4 × 8 row above); then what a scheduler with a 2 s budget gets on ten snapshots of
+    # the latter: the placement, proven or with its gap.
     rows = [(48, 0, 10.0, 2.0), (40, 1, 10.0, 2.0), (40, 2, 10.0, None), (40, 4, 10.0, None)]
     rows += [(40, seed, 2.0, 2.1) for seed in range(1, 11)]
     for running, seed, limit, target in rows:
