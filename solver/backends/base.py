@@ -59,7 +59,7 @@ class SolveSettings:
     # time there). Other backends ignore them; they never change what counts as optimal.
     highs_options: dict[str, bool | int | float | str] = field(default_factory=dict, compare=False)
     # Formulations that check solutions against something the model leaves out watch the
-    # incumbents; backends without INCUMBENTS never call it.
+    # incumbents and the bound; backends without INCUMBENTS never call either.
     on_incumbent: OnIncumbent | None = field(default=None, compare=False)
     on_bound: OnBound | None = field(default=None, compare=False)
 

@@ -109,7 +109,8 @@ class HighsBackend(Backend):
             # An incumbent from the start: a time limit then always returns something feasible.
             index, value = settings.start
             h.setSolution(int(index.size), index.astype(np.int32), value.astype(np.float64))
-        if model.is_mip and (settings.on_incumbent or settings.on_bound) is not None:
+        watched = settings.on_incumbent is not None or settings.on_bound is not None
+        if model.is_mip and watched:
             watch(h, model.num_cols, settings.on_incumbent, settings.on_bound)
         started = time.perf_counter()
         h.run()
