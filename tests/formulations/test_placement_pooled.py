@@ -61,6 +61,17 @@ def test_the_pooled_bound_is_never_below_the_optimum(seed: int) -> None:
         assert solution.objective >= best - 1e-9
 
 
+def _assert_bound_exact_and_both_suffer(
+    snapshot: dict, table: dict, shapes: dict[int, list[tuple[int, int]]]
+) -> None:
+    """The pooled bound equals brute force and counts both candidate jobs as suffering."""
+    inst = _instance(snapshot, table, shapes)
+    best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
+    bound, suffering = _pooled(inst, 0.5)
+    assert bound == pytest.approx(best, abs=1e-9)
+    assert suffering == pytest.approx(2.0)
+
+
 def test_slot_rows_count_a_node_that_both_jobs_must_use() -> None:
     # Two identical 2-node jobs, one GPU per node. H1 and H2 sit next to a running job that
     # slows A down; C (two free GPUs) is quiet. Both jobs need C (it takes two pieces and a job
@@ -77,11 +88,7 @@ def test_slot_rows_count_a_node_that_both_jobs_must_use() -> None:
     a, b = ("A", 2, 2), ("B", 2, 2)
     table = {(a, b): 1.5, (b, a): 1.0, (a, a): 1.0, (b, b): 1.0}
     shapes = {2: [(2, 1)]}
-    inst = _instance(snapshot, table, shapes)
-    best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
-    bound, suffering = _pooled(inst, 0.5)
-    assert bound == pytest.approx(best, abs=1e-9)
-    assert suffering == pytest.approx(2.0)
+    _assert_bound_exact_and_both_suffer(snapshot, table, shapes)
 
 
 def test_slot_rows_count_the_slots_that_shared_nodes_take_together() -> None:
@@ -103,11 +110,7 @@ def test_slot_rows_count_the_slots_that_shared_nodes_take_together() -> None:
     a, b = ("A", 4, 4), ("B", 3, 3)
     table = {(a, b): 1.5, (b, a): 1.0, (a, a): 1.0, (b, b): 1.0}
     shapes = {4: [(4, 1)]}
-    inst = _instance(snapshot, table, shapes)
-    best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
-    bound, suffering = _pooled(inst, 0.5)
-    assert bound == pytest.approx(best, abs=1e-9)
-    assert suffering == pytest.approx(2.0)
+    _assert_bound_exact_and_both_suffer(snapshot, table, shapes)
 
 
 def test_lifted_rows_count_a_piece_a_candidate_lifts_to_the_level() -> None:
