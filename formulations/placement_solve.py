@@ -159,8 +159,14 @@ class _Best:
     started: Started
     value: float
     bound: float | None = None
+    last_offered: Started | None = field(default=None, repr=False)
 
     def offer(self, started: Started) -> None:
+        # A round's final solution is usually its last incumbent, offered already (the decoder
+        # hands back the same placement object): no need to score it twice.
+        if started is self.last_offered:
+            return
+        self.last_offered = started
         value = evaluate(self.inst, started, self.options.w1, self.options.penalty).objective
         if value > self.value:
             self.started, self.value = started, value
