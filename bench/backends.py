@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 from bench.harness import Case, Row
 from bench.objectives import gavel, with_deadlines
+from refdata.synthetic import random_snapshot
 from solver.backends import SolveSettings, get_backend
-from solver.datasets.synthetic import random_snapshot
 from solver.model import CompiledModel, Model, Sense
 
 GROUP = "backends"
@@ -104,11 +104,11 @@ def cases() -> list[Case]:
 
 def deepshare_cluster() -> dict[str, Any]:
     """DeepShare's 4 × 8 snapshot with its published contention table."""
-    from solver.datasets.deepshare import read_contention_csv
-    from solver.datasets.synthetic import FIXTURES
+    from refdata import FIXTURES, SOURCE
+    from refdata.deepshare import read_contention_csv
 
     snapshot = json.loads((FIXTURES / "deepshare_cluster.json").read_text())
-    table = read_contention_csv(FIXTURES / "deepshare_shared_thp_ratio.csv")
+    table = read_contention_csv(SOURCE / "deepshare_shared_thp_ratio.csv")
     return {**snapshot, "contention": table.model_dump()}
 
 

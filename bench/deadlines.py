@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.harness import Case
-from solver.datasets.chronus import philly_like_snapshot
+from refdata.chronus import philly_like_snapshot
 
 GROUP = "deadline_admission"
 

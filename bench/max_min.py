@@ -8,7 +8,7 @@ Gavel mixes. The 100,000-job random rows have no baseline: HiGHS's interior poin
 from __future__ import annotations
 
 from bench.harness import Case
-from solver.datasets.synthetic import gavel_snapshot, random_snapshot
+from refdata.synthetic import gavel_snapshot, random_snapshot
 
 GROUP = "max_min_fairness"
 

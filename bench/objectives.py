@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from bench.harness import Case
-from solver.datasets.synthetic import gavel_snapshot, random_snapshot
+from refdata.synthetic import gavel_snapshot, random_snapshot
 
 GROUP = "objectives"
 PRICES = {"k80": 0.45, "p100": 1.46, "v100": 2.48}

@@ -6,23 +6,22 @@ next `candidates` wait; W1 = 0.5."""
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from bench.harness import Case
-from solver.datasets.deepshare import read_contention_csv, read_trace, trace_snapshot
+from refdata import SOURCE
+from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
 
 GROUP = "contention_placement"
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @cache
 def _table() -> dict[str, Any]:
-    return read_contention_csv(FIXTURES / "deepshare_shared_thp_ratio.csv").model_dump()
+    return read_contention_csv(SOURCE / "deepshare_shared_thp_ratio.csv").model_dump()
 
 
 def _snapshot(nodes: int, running: int, candidates: int, seed: int = 0) -> dict[str, Any]:
-    trace = read_trace(FIXTURES / "deepshare_trace0.json")[20 * seed :]
+    trace = read_trace(SOURCE / "deepshare_trace0.json")[20 * seed :]
     snapshot = trace_snapshot(trace, nodes=nodes, running=running, candidates=candidates, seed=seed)
     return {**snapshot, "contention": _table()}
 

@@ -11,8 +11,8 @@ import resource
 from typing import Any
 
 from bench.harness import Case
-from solver.datasets.space_sharing import gavel_sharing_snapshot, with_entities
-from solver.datasets.synthetic import gavel_snapshot, random_snapshot
+from refdata.space_sharing import gavel_sharing_snapshot, with_entities
+from refdata.synthetic import gavel_snapshot, random_snapshot
 
 GROUP = "fairness"
 

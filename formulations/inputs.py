@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from solver.arrays import ClusterArrays
 from solver.errors import FieldError, InputError
-from solver.problem import ClusterArrays
 
 IntArray = NDArray[np.int64]
 

@@ -162,7 +162,7 @@ def _read_json(path: Path) -> Any:
 
 
 def _with_contention(data: Any, path: Path) -> Any:
-    from solver.datasets.deepshare import read_contention_csv
+    from refdata.deepshare import read_contention_csv
 
     if isinstance(data, dict) and data.get("contention") is not None:
         raise InputError.single(
@@ -186,10 +186,10 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
 
 
 def _print_policies() -> None:
-    from formulations import POLICIES
+    from solver.registry import all_policies
 
     table = Table("policy", "problem", "what it optimizes", "options")
-    for p in POLICIES.values():
+    for p in all_policies().values():
         table.add_row(p.name, p.problem_class, p.summary, ", ".join(p.options.model_fields))
     Console().print(table)
 

@@ -13,11 +13,12 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import ValidationError
 
+from solver.arrays import ClusterArrays
 from solver.backends import AUTO, Feature, backend_names, capable_of, get_backend
 from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
 from solver.policy import ModelExported, Outcome, Policy, SolveContext
-from solver.problem import ClusterArrays
+from solver.registry import DEFAULT_POLICY, NAMES, find_policy
 from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
 from solver.snapshot import Snapshot, parse_snapshot
 
@@ -145,13 +146,11 @@ def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
 
 
 def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
-    from formulations import DEFAULT_POLICY, POLICIES, find_policy
-
     wanted = name or snapshot.policy or DEFAULT_POLICY
     found = find_policy(wanted)
     if found is None:
         raise InputError.single(
-            ("policy",), f"unknown policy {wanted!r}; choose one of {', '.join(POLICIES)}"
+            ("policy",), f"unknown policy {wanted!r}; choose one of {', '.join(NAMES)}"
         )
     return found
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from solver.arrays import ClusterArrays
 from solver.backends import (
     Backend,
     Feature,
@@ -25,7 +26,6 @@ from solver.backends.highs import HighsBackend
 from solver.errors import InputError
 from solver.model import CompiledModel, Model
 from solver.options import PolicyOptions, SolveOptions
-from solver.problem import ClusterArrays
 from solver.snapshot import Snapshot
 from solver.status import Status
 
@@ -183,4 +183,3 @@ class Policy:
     options: type[PolicyOptions]
     run: Runner
     problem_class: str = "LP"  # LP, MILP, or "LP sequence" for iterative policies
-    aliases: tuple[str, ...] = ()

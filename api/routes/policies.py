@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from api.schemas import PolicyInfo, PolicyList
-from formulations import POLICIES
 from solver.backends import AUTO, backend_names, get_backend
 from solver.options import SolveOptions
+from solver.registry import aliases, all_policies
 
 router = APIRouter(prefix="/v1", tags=["policies"])
 
@@ -20,10 +20,10 @@ def list_policies() -> PolicyList:
                 name=p.name,
                 summary=p.summary,
                 problem_class=p.problem_class,
-                aliases=list(p.aliases),
+                aliases=list(aliases(p.name)),
                 options=p.options.model_json_schema(),
             )
-            for p in POLICIES.values()
+            for p in all_policies().values()
         ],
         common_options=SolveOptions.model_json_schema(),
         backends=backend_names(),

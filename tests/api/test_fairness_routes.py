@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from api.main import app
-from tests.formulations.test_hierarchical import FAIRNESS
+from tests.formulations.fairness.test_hierarchical import FAIRNESS
 
 client = TestClient(app)
 

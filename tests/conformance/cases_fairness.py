@@ -11,9 +11,9 @@ import pytest
 
 from solver import SolveResult
 from tests.conformance.case import Case
-from tests.formulations.test_hierarchical import FAIRNESS
-from tests.formulations.test_space_sharing import pair_snapshot
-from tests.formulations.test_water_filling import THREE_LEVELS, WEIGHTED
+from tests.formulations.fairness.test_hierarchical import FAIRNESS
+from tests.formulations.fairness.test_space_sharing import pair_snapshot
+from tests.formulations.fairness.test_water_filling import THREE_LEVELS, WEIGHTED
 
 
 def expect(field: str, values: dict[str, float]) -> Callable[[SolveResult], None]:

@@ -18,7 +18,7 @@ def _feasible(snapshot: dict[str, Any]) -> Any:
 
 
 # slow × 1, fast × 1; a = (1, 3), b = (1, 1.5), 3 steps each. a gives b part of the fast GPU and
-# takes slow time instead: M = 15/7 (worked out in tests/formulations/test_makespan.py).
+# takes slow time instead: M = 15/7 (worked out in tests/formulations/objectives/test_makespan.py).
 MAKESPAN = {
     "gpu_types": [{"name": "slow", "count": 1}, {"name": "fast", "count": 1}],
     "jobs": [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.max_min_fairness import MaxMinFairnessOptions
+from formulations.fairness.max_min import MaxMinFairnessOptions
 from solver import InputError, Status, solve
 from solver.backends import Feature
 from solver.model import Model, Sense

@@ -9,13 +9,13 @@ import highspy
 import numpy as np
 import pytest
 
-from formulations import POLICIES
 from solver import InputError, solve
 from solver.backends.names import portable_name, portable_names
 from solver.model import Model, Sense
 from solver.options import SolveOptions
 from solver.pipeline import export_model
 from solver.policy import ModelExported, SolveContext
+from solver.registry import all_policies
 from tests.conformance.case import all_cases
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
@@ -47,12 +47,12 @@ def test_exported_model_is_the_solved_one(tmp_path: Path, suffix: str) -> None:
     assert {"x(a,k80)", "x(b,v100)", "t", "share(a)", "time(b)", "capacity(v100)"} <= names
 
 
-@pytest.mark.parametrize("policy", [p.name for p in POLICIES.values()])
+@pytest.mark.parametrize("policy", list(all_policies()))
 def test_every_policy_exports_a_model(tmp_path: Path, policy: str) -> None:
     """Export goes through the one place every policy solves in, so each one writes a model
     (sequence policies their first) that HiGHS reads back and solves."""
     case = next((c for c in all_cases() if c.policy == policy), None)
-    if case is None or POLICIES[policy].problem_class == "algorithm":
+    if case is None or all_policies()[policy].problem_class == "algorithm":
         pytest.skip(f"{policy}: no conformance case, or no model to export")
     path = tmp_path / "model.lp"
     written = export_model(case.snapshot, path, policy=policy, options=case.options)

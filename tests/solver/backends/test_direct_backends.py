@@ -67,9 +67,9 @@ def test_highs_methods_agree(method: LpMethod) -> None:
 
 
 def test_exhausted_time_limit_without_a_point_is_time_limit() -> None:
-    from formulations.max_min_fairness import build, group_jobs
-    from solver.datasets.synthetic import random_snapshot
-    from solver.problem import ClusterArrays
+    from formulations.fairness.max_min import build, group_jobs
+    from refdata.synthetic import random_snapshot
+    from solver.arrays import ClusterArrays
     from solver.snapshot import parse_snapshot
 
     problem = ClusterArrays.from_snapshot(parse_snapshot(random_snapshot(300, 3, seed=1)))

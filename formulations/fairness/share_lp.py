@@ -1,0 +1,180 @@
+"""The share LP behind max-min fairness, water filling and hierarchical fairness.
+
+Over job groups g (n_g identical jobs; FORMULATIONS §1, §1a–1c), single columns X_gk (time of
+each member alone on k) and, with space sharing, pair-class columns Y_ck (time of each of the
+n_c pairs of class c = {g, h} on k). The normalized throughput of a member of g is
+
+    v_g = (s_g / prop_g) · (Σ_k T_gk X_gk + Σ_{c∋g} (n_c / n_g) Σ_k T^(g)_ck Y_ck)
+
+and the level LP is
+
+    maximize    t
+    subject to  v_g − ω_g z_e(g) ≥ lo_g        ∀g   (share: active ω_g > 0, lo = 0; frozen
+                                                     ω_g = 0, lo = the value it froze at)
+                σ_e z_e − W_e t = 0            ∀e   (level: z_e = W_e t / σ_e; free when the
+                                                     entity has no active group)
+                Σ_k X_gk + Σ_{c∋g} (n_c/n_g) Σ_k Y_ck ≤ 1          ∀g   (time)
+                Σ_g n_g s_g X_gk + Σ_c n_c s_c Y_ck ≤ N_k          ∀k   (capacity)
+                X, Y, z, t ≥ 0
+
+The same model, with exceed variables e_g switched on, is the exact bottleneck test of
+`formulations/fairness/levels.py` (see `LevelState`).
+
+A group's effective weight is W_e ω_g / σ_e: plain max-min has one entity with W = σ = 1 and
+ω_g = w_g; entities with `fairness` use σ_e = Σ_{active g∈e} n_g w_g; `fifo` gives ω = 1 to the
+entity's oldest active job. Weights change through a few coefficients, so re-solves stay warm.
+(For a group within one class, g = h, both terms land on the same rows: n_c/n_g counts each
+member's pairs once per side, 2 n_c / n_g = n_g − 1 in total.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from formulations.allocation import Allocation, JobGroups, add_allocation
+from formulations.fairness.space_sharing import PairClasses
+from solver.model import INF, Block, Model, Sense, Take
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass(frozen=True, eq=False)
+class ShareStructure:
+    """Everything the share LP needs, in group space."""
+
+    groups: JobGroups
+    labels: list[str]  # one per group (its representative's id)
+    gpu_names: list[str]
+    throughput: FloatArray  # T_gk of the representatives (policy throughputs)
+    eligible: BoolArray  # (groups, types)
+    scale: FloatArray  # s_g
+    weight: FloatArray  # w_g
+    gain: FloatArray  # s_g / prop_g
+    capacity: FloatArray  # N_k
+    entity: IntArray  # entity (level variable) of each group
+    entity_weight: FloatArray  # W_e
+    entity_names: list[str]
+    pairs: PairClasses | None = None
+    pair_columns: tuple[IntArray, IntArray] | None = None  # (class, type) of each Y column
+
+    @property
+    def size(self) -> int:
+        return self.groups.size
+
+    @property
+    def num_entities(self) -> int:
+        return int(self.entity_weight.size)
+
+
+@dataclass(frozen=True, eq=False)
+class ShareBlocks:
+    """Where the parts of a built share LP live."""
+
+    x: Allocation
+    y: Block | None
+    e: Block  # exceed variables of the bottleneck test, one per group
+    z: Block
+    t: Block
+    share: Block
+    level: Block
+    value: sp.csr_matrix  # (groups × (X, Y) columns): v_g as a function of the first columns
+
+
+@dataclass(frozen=True)
+class LevelState:
+    """The coefficients that change between level LPs (see the module docstring).
+
+    With `exceed` all zero the LP maximizes t. Otherwise it is the bottleneck test: t ≥ t_floor
+    and maximize Σ_g e_g with 0 ≤ e_g ≤ exceed_g, each share row reading v_g − ω_g z_e − e_g ≥ lo_g.
+    """
+
+    omega: FloatArray  # ω_g
+    lower: FloatArray  # lo_g
+    sigma: FloatArray  # σ_e
+    enforced: BoolArray  # level row e in force
+    exceed: FloatArray  # upper bound of e_g (0 = not tested)
+    t_floor: float = 0.0
+
+    @property
+    def testing(self) -> bool:
+        return bool(self.exceed.any())
+
+    def with_test(self, exceed: FloatArray, t_floor: float) -> LevelState:
+        return replace(self, exceed=exceed, t_floor=t_floor)
+
+
+def pair_terms(s: ShareStructure) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
+    """(value, time, capacity) matrices of the Y columns; empty without space sharing."""
+    if s.pairs is None or s.pair_columns is None:
+        empty = sp.csr_matrix((s.size, 0))
+        return empty, empty, sp.csr_matrix((s.capacity.size, 0))
+    c, k = s.pair_columns
+    p, n = s.pairs, s.groups.count
+    cols = np.arange(c.size)
+    per_g, per_h = p.count[c] / n[p.g[c]], p.count[c] / n[p.h[c]]
+    rows = np.concatenate([p.g[c], p.h[c]])
+    both = np.concatenate([cols, cols])
+    value = np.concatenate(
+        [s.gain[p.g[c]] * per_g * p.ta[c, k], s.gain[p.h[c]] * per_h * p.tb[c, k]]
+    )
+    shape = (s.size, c.size)
+    value_m = sp.csr_matrix((value, (rows, both)), shape=shape)
+    time_m = sp.csr_matrix((np.concatenate([per_g, per_h]), (rows, both)), shape=shape)
+    capacity_m = sp.csr_matrix(
+        (p.count[c] * p.scale[c], (k, cols)), shape=(s.capacity.size, c.size)
+    )
+    return value_m, time_m, capacity_m
+
+
+def build_share_lp(s: ShareStructure, state: LevelState) -> tuple[Model, ShareBlocks]:
+    """The level LP for `state`; max-min fairness is the special case of one level."""
+    model = Model("share")
+    x = add_allocation(model, s.eligible, s.labels, s.gpu_names)
+    value_y, time_y, capacity_y = pair_terms(s)
+    y = None
+    if value_y.shape[1]:
+        assert s.pairs is not None and s.pair_columns is not None
+        c, k = s.pair_columns
+        names = [f"{s.labels[g]}+{s.labels[h]}" for g, h in zip(s.pairs.g, s.pairs.h, strict=True)]
+        y = model.add_variables(
+            "y",
+            c.size,
+            lower=0.0,
+            coords=(("pair", Take(names, c)), ("gpu", Take(s.gpu_names, k))),
+        )
+    e = model.add_variables("e", s.size, lower=0.0, upper=state.exceed, coords=(("job", s.labels),))
+    z = model.add_variables("z", s.num_entities, lower=0.0, coords=(("entity", s.entity_names),))
+    t = model.add_variables("t", 1, lower=state.t_floor)
+    value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
+    rows = np.arange(s.size)
+    level_terms = sp.csr_matrix((-state.omega, (rows, s.entity)), shape=(s.size, z.size))
+    share_terms = {x.block: value_x, e: -sp.identity(s.size, format="csr"), z: level_terms}
+    time_terms = {x.block: x.per_group(np.ones(x.block.size))}
+    capacity_terms = {x.block: x.per_type((s.groups.count * s.scale)[x.group])}
+    if y is not None:
+        share_terms[y] = value_y
+        time_terms[y] = time_y
+        capacity_terms[y] = capacity_y
+    group_coords = (("job", s.labels),)
+    share = model.add_constraints("share", share_terms, lower=state.lower, coords=group_coords)
+    model.add_constraints("time", time_terms, upper=1.0, coords=group_coords)
+    model.add_constraints(
+        "capacity", capacity_terms, upper=s.capacity, coords=(("gpu", s.gpu_names),)
+    )
+    bound = np.where(state.enforced, 0.0, INF)
+    level = model.add_constraints(
+        "level",
+        {z: sp.diags(state.sigma, format="csr"), t: -s.entity_weight[:, None]},
+        lower=-bound,
+        upper=bound,
+        coords=(("entity", s.entity_names),),
+    )
+    model.set_objective({e: 1.0} if state.testing else {t: 1.0}, Sense.MAXIMIZE)
+    value = sp.hstack([value_x, value_y], format="csr")
+    return model, ShareBlocks(x, y, e, z, t, share, level, value)

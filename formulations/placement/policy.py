@@ -1,0 +1,129 @@
+"""Contention-penalized placement ILP (FORMULATIONS §7): the exact counterpart of DeepShare's
+learned policy. Decide which waiting jobs start now, in which shape, on which nodes.
+
+Data: nodes n with G_n GPUs, F_n of them free (running jobs never move); running jobs with their
+placements; candidates a with demand g_a and allowed shapes (k nodes × p GPUs); CS(α | β) for job
+configurations α = (class, total GPUs, nodes spanned). With C = Σ_n G_n GPUs and M jobs in the
+snapshot (running and waiting):
+
+    maximize   W2 · U − W1 · Φ
+    U = (Σ_running g_r + Σ_o g_o v_o) / C                       (GPU utilization)
+    Φ = (Σ_running+candidates c_j) / M                          (mean contention sensitivity;
+                                                                 a waiting job counts c = 1)
+subject to the placement rows of `placement_model` (shapes, capacity, one start per job) and
+either penalty:
+
+- worst (default, DeepShare's simulator): c_j = max(1, max over co-runners CS(α_j | α_b)),
+  linearized per (configuration, node) in `placement_worst`;
+- additive: c_j = 1 + Σ over co-runners (CS(α_j | α_b) − 1), linearized per job pair in
+  `placement_additive` (heavier: quadratic in candidates).
+
+Co-runners are the other jobs holding GPUs on a node the job uses. The mean runs over every job
+of the snapshot rather than over running ones only: a mean over the started jobs would reward
+starting an uncontended job just to dilute it, and is not linear. DeepShare's own metric (mean
+over running and started jobs) is reported as `mean_contention_sensitivity`.
+
+Solving (`placement_solve`): a greedy placement is the starting incumbent; candidate-pair rows of
+the worst penalty are added lazily; under DeepShare's scope a pooled relaxation without
+per-candidate copies (`placement_pooled`) is solved first and settles the answer when its bound
+proves the best placement found; the reported numbers are recomputed from the placement
+(`placement_eval`), not read from the solver. Under a time limit the best placement found is
+returned with its gap (status `feasible`), or the greedy one (status `fallback`) if the solver
+had none of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from formulations.placement.evaluate import evaluate
+from formulations.placement.instance import build_instance
+from formulations.placement.report import outcome_from
+from formulations.placement.search import solve as solve_placement
+from solver.arrays import ClusterArrays
+from solver.errors import InputError
+from solver.options import PolicyOptions
+from solver.policy import Outcome, Policy, SolveContext
+from solver.snapshot import Snapshot
+from solver.status import Status
+
+
+class ContentionPlacementOptions(PolicyOptions):
+    w1: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Weight W1 of the mean contention sensitivity; utilization gets W2 = 1 − W1.",
+    )
+    penalty: Literal["worst", "additive"] = Field(
+        "worst",
+        description="worst: a job's CS is set by its worst co-runner (DeepShare); additive: "
+        "1 + Σ (CS − 1) over its co-runners.",
+    )
+    contention_scope: Literal["multi_node", "all"] = Field(
+        "multi_node",
+        description="multi_node: jobs on a single node neither suffer nor cause network "
+        "contention (DeepShare's simulator); all: every co-located pair counts.",
+    )
+    shapes: dict[int, list[tuple[int, int]]] | None = Field(
+        None,
+        description="Allowed shapes per demand, {demand: [[nodes, GPUs per node], ...]}; "
+        "demands not listed get powers of two up to the node size.",
+    )
+    allow_single_node: bool = Field(
+        True, description="Allow multi-GPU jobs on one node (DeepShare's baselines do not)."
+    )
+
+    @field_validator("shapes")
+    @classmethod
+    def _shapes_match(
+        cls, shapes: dict[int, list[tuple[int, int]]] | None
+    ) -> dict[int, list[tuple[int, int]]] | None:
+        for demand, listed in (shapes or {}).items():
+            for k, p in listed:
+                if k < 1 or p < 1 or k * p != demand:
+                    raise ValueError(
+                        f"shape [{k}, {p}] for demand {demand}: nodes × GPUs per node must "
+                        f"equal the demand"
+                    )
+        return shapes
+
+
+def run(
+    snapshot: Snapshot,
+    problem: ClusterArrays,
+    options: ContentionPlacementOptions,
+    ctx: SolveContext,
+) -> Outcome:
+    if snapshot.nodes is None:
+        raise InputError.single(("nodes",), "contention_placement places jobs on nodes: give them")
+    inst = build_instance(
+        snapshot, options.shapes, options.allow_single_node, options.contention_scope
+    )
+    if not inst.options.size:  # nothing can start: no model to solve
+        evaluation = evaluate(inst, {}, options.w1, options.penalty)
+        return outcome_from(inst, problem, options, evaluation, Status.OPTIMAL, None)
+    answer = solve_placement(inst, options, ctx)
+    if ctx.last is not None:
+        ctx.last.mip_gap = answer.gap  # the gap of the answer, across lazy rounds
+    if not answer.status.has_solution or answer.problems:
+        # Never hand a scheduler a placement that breaks the rules, whatever the solver said.
+        return outcome_from(
+            inst, problem, options, None, answer.status, None, warnings=answer.problems
+        )
+    evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
+    return outcome_from(
+        inst, problem, options, evaluation, answer.status, answer.solver_objective, answer.started
+    )
+
+
+POLICY = Policy(
+    name="contention_placement",
+    summary="Start waiting jobs on nodes trading GPU utilization against network contention "
+    "(DeepShare's reward, exact).",
+    options=ContentionPlacementOptions,
+    run=run,
+    problem_class="MILP",
+)

@@ -1,1 +1,0 @@
-"""Loaders that turn the reference systems' published data into snapshots."""

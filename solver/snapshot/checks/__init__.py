@@ -1,0 +1,47 @@
+"""Cross-field checks that single-field validation cannot express, one module per part."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from solver.errors import FieldError
+from solver.snapshot.checks.contention import contention_errors
+from solver.snapshot.checks.deadlines import deadline_errors
+from solver.snapshot.checks.nodes import node_errors
+from solver.snapshot.checks.sharing import entity_errors, pair_errors
+from solver.snapshot.view import SnapshotView
+
+
+def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
+    """Cross-field checks that single-field validation cannot express."""
+    errors: list[FieldError] = []
+    type_names = [g.name for g in snapshot.gpu_types]
+    if not snapshot.gpu_types or sum(g.count for g in snapshot.gpu_types) == 0:
+        errors.append(
+            FieldError(("gpu_types",), "the cluster is empty: no GPUs of any type", "empty_cluster")
+        )
+    for name, n in Counter(type_names).items():
+        if n > 1:
+            errors.append(FieldError(("gpu_types",), f"duplicate GPU type {name!r}", "duplicate"))
+    known = set(type_names)
+    seen: set[str] = set()
+    for i, job in enumerate(snapshot.jobs):
+        if job.id in seen:
+            errors.append(
+                FieldError(("jobs", i, "id"), f"duplicate job id {job.id!r}", "duplicate")
+            )
+        seen.add(job.id)
+        for gpu in job.throughput.keys() - known:
+            errors.append(
+                FieldError(
+                    ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
+                )
+            )
+    return (
+        errors
+        + node_errors(snapshot)
+        + contention_errors(snapshot.contention)
+        + deadline_errors(snapshot)
+        + entity_errors(snapshot)
+        + pair_errors(snapshot)
+    )

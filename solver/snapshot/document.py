@@ -1,0 +1,79 @@
+"""Cluster snapshot, schema v1: the whole state a policy needs, carried by every request.
+
+Every field beyond the core (GPU types, jobs, throughputs) is optional, so documents written for
+one policy stay valid when later policies add fields. Unknown keys are rejected: a typo must not
+silently change an answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from solver.errors import InputError
+from solver.snapshot.checks import consistency_errors
+from solver.snapshot.contention import ContentionTable
+from solver.snapshot.jobs import GpuType, Job
+from solver.snapshot.nodes import Node, fill_derived_fields
+from solver.snapshot.sharing import Entity, JobPair
+from solver.snapshot.types import Finite, Name, Positive, Strict
+
+
+class Snapshot(Strict):
+    """The cluster as one request sees it."""
+
+    schema_version: Literal["1"] = Field(default="1", description="Schema version.")
+    policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
+    gpu_types: list[GpuType] = Field(
+        description="GPU types with counts (derived from `nodes` when those are given)."
+    )
+    jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")
+    lease_seconds: Positive | None = Field(
+        default=None, description="Lease length in seconds (deadline policies)."
+    )
+    now: Finite | None = Field(
+        default=None, description="Current time in seconds, the clock of job deadlines."
+    )
+    entities: list[Entity] | None = Field(
+        default=None, description="Job owners with weights (hierarchical policies)."
+    )
+    job_pairs: list[JobPair] | None = Field(
+        default=None, description="Job pairs that may share GPUs, with co-located throughputs."
+    )
+    contention: ContentionTable | None = Field(
+        default=None, description="Contention-sensitivity table (placement policies)."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        return fill_derived_fields(data)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Snapshot:
+        errors = consistency_errors(self)
+        if errors:
+            # Raised as a ValidationError so every problem keeps its own location.
+            raise ValidationError.from_exception_data(
+                "Snapshot",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(e.type, "{reason}", {"reason": e.msg}),
+                        loc=e.loc,
+                        input=None,
+                    )
+                    for e in errors
+                ],
+            )
+        return self
+
+
+def parse_snapshot(data: Any) -> Snapshot:
+    """Validate a decoded JSON document into a snapshot, or raise `InputError`."""
+    try:
+        return Snapshot.model_validate(data)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc, ("snapshot",)) from None

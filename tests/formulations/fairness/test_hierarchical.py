@@ -1,0 +1,182 @@
+"""Hierarchical fairness (FORMULATIONS §1b): hand-solved fairness and FIFO entities, Gavel's
+1:2:3 experiment, an independent slow reference on random snapshots, and input errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from refdata.synthetic import load_gavel_table, random_snapshot
+from solver import InputError, Status, solve
+from tests.fairness_reference import Instance, check_result, reference_water_filling
+
+
+def shares_of(result: object) -> dict[str, float]:
+    return {j.id: j.normalized_share for j in result.jobs}  # type: ignore[attr-defined]
+
+
+# One GPU, T = 1, so prop = 1 and v_j = x_j. Entity A (W = 1) has a1 (w = 1) and a2 (w = 3);
+# B (W = 3) has b1. Effective weights: a1 1·1/4, a2 1·3/4, b1 3. One level: x_j = w'_j t with
+# Σ x = 4t = 1, so t = 1/4: x = (1/16, 3/16, 3/4). Entity totals 1/4 : 3/4 = W_A : W_B.
+FAIRNESS = {
+    "gpu_types": [{"name": "v100", "count": 1}],
+    "entities": [{"id": "A", "weight": 1}, {"id": "B", "weight": 3}],
+    "jobs": [
+        {"id": "a1", "entity": "A", "weight": 1, "throughput": {"v100": 1.0}},
+        {"id": "a2", "entity": "A", "weight": 3, "throughput": {"v100": 1.0}},
+        {"id": "b1", "entity": "B", "throughput": {"v100": 1.0}},
+    ],
+}
+
+# Three GPUs, T = 1 (v = x ≤ 1). A is FIFO with a2 oldest (arrival 0), then a1 (10), a3 (20);
+# B (fairness) has b1. Level 1: a2 and b1 carry weight 1: both reach x = 1 (their time) and
+# freeze at 1. Level 2: a1 is A's oldest active job: the third GPU gives it x = 1. Level 3: a3
+# finds no GPU left: 0. (Fairness inside A would give a1, a2, a3 two thirds each, b1 one.)
+FIFO = {
+    "gpu_types": [{"name": "v100", "count": 3}],
+    "entities": [{"id": "A", "weight": 1, "policy": "fifo"}, {"id": "B", "weight": 1}],
+    "jobs": [
+        {"id": "a1", "entity": "A", "arrival_time": 10, "throughput": {"v100": 1.0}},
+        {"id": "a2", "entity": "A", "arrival_time": 0, "throughput": {"v100": 1.0}},
+        {"id": "a3", "entity": "A", "arrival_time": 20, "throughput": {"v100": 1.0}},
+        {"id": "b1", "entity": "B", "throughput": {"v100": 1.0}},
+    ],
+}
+
+
+@pytest.mark.parametrize("backend", ["highs", "clarabel"])
+def test_fairness_inside_entities_hand_solved(backend: str) -> None:
+    result = solve(FAIRNESS, policy="hierarchical", options={"backend": backend})
+    assert result.status is Status.OPTIMAL
+    alloc = {j.id: j.allocation["v100"] for j in result.jobs}
+    assert alloc == pytest.approx({"a1": 1 / 16, "a2": 3 / 16, "b1": 3 / 4}, rel=1e-6)
+    weights = {j.id: j.metrics["effective_weight"] for j in result.jobs}
+    assert weights == pytest.approx({"a1": 0.25, "a2": 0.75, "b1": 3.0})
+    entity_share = {e["id"]: e["share"] for e in result.summary["entities"]}
+    assert entity_share == pytest.approx({"A": 0.25, "B": 0.75}, rel=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["highs", "clarabel"])
+def test_fifo_inside_an_entity_hand_solved(backend: str) -> None:
+    result = solve(FIFO, policy="hierarchical", options={"backend": backend})
+    alloc = {j.id: j.allocation.get("v100", 0.0) for j in result.jobs}
+    assert alloc == pytest.approx({"a1": 1.0, "a2": 1.0, "a3": 0.0, "b1": 1.0}, abs=1e-7)
+    iteration = {j.id: j.metrics["iteration"] for j in result.jobs}
+    assert iteration == {"a2": 1, "b1": 1, "a1": 2, "a3": 3}
+    assert "FIFO" in (result.job("a3").reason or "")
+    fair = solve(
+        {**FIFO, "entities": [{"id": "A", "weight": 1}, {"id": "B", "weight": 1}]},
+        policy="hierarchical",
+    )
+    fair_alloc = {j.id: j.allocation["v100"] for j in fair.jobs}
+    assert fair_alloc == pytest.approx({"a1": 2 / 3, "a2": 2 / 3, "a3": 2 / 3, "b1": 1.0})
+
+
+def gavel_experiment() -> dict:
+    """Gavel's hierarchical experiment: entities of weight 1, 2, 3 with six jobs each (the same
+    six Gavel job types and in-entity weights), on a cluster small enough that no job saturates."""
+    table = load_gavel_table()
+    kinds = [jt for jt in table.job_types if jt[1] == 1][:6]
+    weights = [1, 2, 1, 1, 3, 1]
+    jobs = [
+        {
+            "id": f"e{e}-{i}",
+            "entity": f"e{e}",
+            "weight": weights[i],
+            "throughput": table.throughput(kind),
+        }
+        for e in range(3)
+        for i, kind in enumerate(kinds)
+    ]
+    return {
+        "gpu_types": [{"name": g, "count": 2} for g in table.gpu_types],
+        "entities": [{"id": f"e{e}", "weight": e + 1} for e in range(3)],
+        "jobs": jobs,
+    }
+
+
+def test_gavel_entities_get_shares_in_ratio_of_their_weights() -> None:
+    snapshot = gavel_experiment()
+    result = solve(snapshot, policy="hierarchical")
+    assert result.status is Status.OPTIMAL
+    v = check_result(result, Instance(snapshot))  # normalized throughput, recomputed
+    eff = np.array([j.effective_throughput for j in result.jobs])
+    for per_entity in (eff.reshape(3, 6).sum(axis=1), v.reshape(3, 6).sum(axis=1)):
+        np.testing.assert_allclose(per_entity / per_entity[0], [1.0, 2.0, 3.0], rtol=1e-6)
+    # Inside each entity the job weights are respected: v_j / w_j is the same for all its jobs.
+    w = np.array([job["weight"] for job in snapshot["jobs"]], dtype=float)
+    per_weight = (v / w).reshape(3, 6)
+    np.testing.assert_allclose(per_weight / per_weight[:, :1], 1.0, rtol=1e-6)
+    reported = [e["share"] for e in result.summary["entities"]]
+    np.testing.assert_allclose(reported, [1 / 6, 2 / 6, 3 / 6], rtol=1e-6)
+
+
+def with_random_entities(snapshot: dict, seed: int, fifo: bool) -> dict:
+    rng = np.random.default_rng(seed)
+    jobs = [
+        {**job, "entity": f"e{rng.integers(3)}", "arrival_time": float(rng.integers(5))}
+        for job in snapshot["jobs"]
+    ]
+    policies = ["fifo" if fifo and i == 1 else "fairness" for i in range(3)]
+    entities = [{"id": f"e{i}", "weight": float(i + 1), "policy": policies[i]} for i in range(3)]
+    return {**snapshot, "jobs": jobs, "entities": entities}
+
+
+def reference_rule(snapshot: dict, inst: Instance) -> Callable[[np.ndarray], np.ndarray]:
+    """Effective weights per FORMULATIONS §1b, from the snapshot directly."""
+    names = [e["id"] for e in snapshot["entities"]]
+    entity = np.array([names.index(job["entity"]) for job in snapshot["jobs"]])
+    big_w = np.array([e["weight"] for e in snapshot["entities"]])
+    fifo = np.array([e.get("policy") == "fifo" for e in snapshot["entities"]])
+    arrival = np.array([job["arrival_time"] for job in snapshot["jobs"]])
+
+    def rule(active: np.ndarray) -> np.ndarray:
+        out = np.zeros(active.size)
+        for e in range(len(names)):
+            members = np.flatnonzero(active & (entity == e))
+            if not members.size:
+                continue
+            if fifo[e]:
+                oldest = members[np.lexsort((members, arrival[members]))[0]]
+                out[oldest] = big_w[e]
+            else:
+                out[members] = big_w[e] * inst.w[members] / inst.w[members].sum()
+        return out
+
+    return rule
+
+
+@pytest.mark.parametrize(("seed", "fifo"), [(0, False), (1, False), (2, True), (3, True)])
+def test_random_matches_the_slow_reference(seed: int, fifo: bool) -> None:
+    snapshot = with_random_entities(random_snapshot(9, 2, seed=seed, gpus_per_type=3), seed, fifo)
+    result = solve(snapshot, policy="hierarchical")
+    assert result.status is Status.OPTIMAL
+    inst = Instance(snapshot)
+    v = check_result(result, inst)
+    expected = reference_water_filling(inst, reference_rule(snapshot, inst))
+    np.testing.assert_allclose(v, expected, rtol=1e-6, atol=1e-8)
+    unmerged = solve(snapshot, policy="hierarchical", options={"merge_identical": False})
+    np.testing.assert_allclose(check_result(unmerged, inst), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_unknown_entity_is_rejected_with_its_location() -> None:
+    bad = {**FAIRNESS, "jobs": [*FAIRNESS["jobs"], {"id": "x", "entity": "C"}]}
+    with pytest.raises(InputError) as caught:
+        solve(bad, policy="hierarchical")
+    (error,) = caught.value.errors
+    assert error.loc == ("snapshot", "jobs", 3, "entity")
+    assert "unknown entity 'C'" in error.msg and "'A', 'B'" in error.msg
+
+
+def test_entities_are_required_by_the_policy() -> None:
+    no_list = {k: v for k, v in FAIRNESS.items() if k != "entities"}
+    with pytest.raises(InputError, match="needs the snapshot's entities"):
+        solve(no_list, policy="hierarchical")
+    orphan = {**FAIRNESS, "jobs": [*FAIRNESS["jobs"], {"id": "x", "throughput": {"v100": 1}}]}
+    with pytest.raises(InputError) as caught:
+        solve(orphan, policy="hierarchical")
+    assert caught.value.errors[0].loc == ("snapshot", "jobs", 3, "entity")
+    # Other policies ignore entities: the same snapshot solves with max-min fairness.
+    assert solve(orphan).status is Status.OPTIMAL

@@ -1,0 +1,106 @@
+"""Finish-time fairness (FORMULATIONS §3): hand-solved ρ, bisection oracle, definitions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from solver import InputError, Status, solve
+from tests.allocation_checks import assert_feasible_allocation
+from tests.conformance.cases_objectives import FTF
+from tests.formulations.fairness.lp_oracle import Cluster, bisect, random_snapshot
+
+# One GPU, two new jobs with 1 step at 1 step/s: m = 2, x_iso = 1/2, iso = 1/2, D = 2. ρ_j =
+# (1/eff_j)/2 and eff_a + eff_b ≤ 1, so the best is eff = 1/2 each: ρ = 1 (the equal share).
+EQUAL = {
+    "gpu_types": [{"name": "v100", "count": 1}],
+    "jobs": [
+        {"id": "a", "throughput": {"v100": 1}, "steps_remaining": 1},
+        {"id": "b", "throughput": {"v100": 1}, "steps_remaining": 1},
+    ],
+}
+
+
+def test_new_jobs_on_equal_shares_have_rho_one() -> None:
+    result = solve(EQUAL, policy="finish_time_fairness")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(1.0, rel=1e-9)
+    assert [j.metrics["rho"] for j in result.jobs] == pytest.approx([1.0, 1.0], rel=1e-9)
+    assert result.summary["relative_gap"] <= 1e-6
+
+
+def test_job_with_history_hand_solved() -> None:
+    # a started 1 s ago and did 0.5 isolated-seconds of work: D_a = 0.5 + 1/0.5 = 2.5 and
+    # ρ_a = (1 + 1/x)/2.5; b is new: ρ_b = 1/(2(1 − x)) with x = eff_a. Equal at the optimum:
+    # (1 + 1/x)(1 − x) = 1.25 ⟺ x² + 1.25x − 1 = 0, x = (√5.5625 − 1.25)/2.
+    snapshot = FTF
+    x = (math.sqrt(5.5625) - 1.25) / 2
+    result = solve(snapshot, policy="ftf")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(1 / (2 * (1 - x)), rel=1e-9)
+    assert result.job("a").allocation["v100"] == pytest.approx(x, rel=1e-7)
+
+
+def test_isolated_share_counts_scale_factor_and_caps_at_all_the_time() -> None:
+    # 4 GPUs, two jobs: the gang of 2 gets x_iso = (4/2)/2 = 1, the single job (4/2)/1 = 2 → capped
+    # at 1. Both iso = T, D_j = R_j/T_j. Giving each all the time (2 + 1 ≤ 4 GPUs) makes ρ = 1,
+    # and nothing beats running all the time on the only type: ρ* = 1.
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 4}],
+        "jobs": [
+            {"id": "gang", "scale_factor": 2, "throughput": {"v100": 2}, "steps_remaining": 4},
+            {"id": "one", "throughput": {"v100": 1}, "steps_remaining": 1},
+        ],
+    }
+    result = solve(snapshot, policy="finish_time_fairness")
+    assert result.objective == pytest.approx(1.0, rel=1e-9)
+    assert_feasible_allocation(result, snapshot)
+
+
+def test_missing_steps_is_an_input_error() -> None:
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 1}],
+        "jobs": [{"id": "a", "throughput": {"v100": 1}}],
+    }
+    with pytest.raises(InputError) as info:
+        solve(snapshot, policy="finish_time_fairness")
+    assert info.value.errors[0].loc == ("snapshot", "jobs", 0, "steps_remaining")
+
+
+def _terms(snapshot: dict, cluster: Cluster) -> tuple[np.ndarray, np.ndarray]:
+    """τ_j, r_j computed from the definitions, independently of the solver."""
+    m = len(snapshot["jobs"])
+    share = np.where(cluster.t > 0, (cluster.n / m)[None, :] / cluster.s[:, None], 0.0)
+    share /= np.maximum(share.sum(axis=1, keepdims=True), 1.0)
+    iso = (cluster.t * share).sum(axis=1)
+    steps = np.array([j["steps_remaining"] for j in snapshot["jobs"]])
+    since = np.array([j.get("time_since_start", 0.0) for j in snapshot["jobs"]])
+    done = np.array([j.get("isolated_time_done", 0.0) for j in snapshot["jobs"]])
+    d = done + steps / iso
+    return since / d, steps / d
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_equals_bisection_over_feasibility_lps(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    snapshot = random_snapshot(rng, int(rng.integers(2, 6)), int(rng.integers(1, 4)))
+    for job in snapshot["jobs"]:
+        if rng.random() < 0.6:
+            job["time_since_start"] = float(rng.uniform(0, 50))
+            job["isolated_time_done"] = float(rng.uniform(0, 50))
+    cluster = Cluster.of(snapshot)
+    tau, rate = _terms(snapshot, cluster)
+
+    def feasible(rho: float) -> bool:
+        return rho > tau.max() and cluster.feasible(rate / (rho - tau))
+
+    optimum = bisect(feasible, float(tau.max()), 1e3)
+    result = solve(snapshot, policy="finish_time_fairness")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(optimum, rel=1e-6)
+    x = assert_feasible_allocation(result, snapshot)
+    rho = tau + rate / (cluster.t * x).sum(axis=1)
+    assert rho.max() == pytest.approx(result.objective, rel=1e-9)
+    assert [j.metrics["rho"] for j in result.jobs] == pytest.approx(rho, rel=1e-9)
