@@ -14,10 +14,11 @@ import numpy as np
 from pydantic import ValidationError
 
 from solver.arrays import ClusterArrays
-from solver.backends import AUTO, Feature, backend_names, capable_of, get_backend
+from solver.backends import AUTO, backend_names, capable_of, get_backend
+from solver.context import SolveContext, describe
 from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
-from solver.policy import ModelExported, Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.registry import DEFAULT_POLICY, NAMES, find_policy
 from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
 from solver.snapshot import Snapshot, parse_snapshot
@@ -39,15 +40,29 @@ def solve(
     """
     started = time.perf_counter()
     with paused_gc():
+        load_seconds = preload(snapshot, policy)
+        loaded = time.perf_counter()
         snap, chosen, common, own = prepare(snapshot, policy, {**(options or {}), **more_options})
         problem = ClusterArrays.from_snapshot(snap)
         validated = time.perf_counter()
-        ctx = SolveContext(common)
+        ctx = SolveContext.for_request(common)
         outcome = chosen.run(snap, problem, own, ctx)
         result = to_result(chosen, problem, outcome, ctx)
-    result.solver.validate_seconds = validated - started
+    result.solver.load_seconds = load_seconds
+    result.solver.validate_seconds = validated - loaded
     result.solver.total_seconds = time.perf_counter() - started
     return result
+
+
+def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float:
+    """Import the named policy's code before validation is timed; returns the seconds it took
+    (0 once loaded). An unknown name is left for `prepare` to report."""
+    started = time.perf_counter()
+    named = policy
+    if named is None:
+        named = snapshot.policy if isinstance(snapshot, Snapshot) else snapshot.get("policy")
+    find_policy(named if isinstance(named, str) else DEFAULT_POLICY)
+    return time.perf_counter() - started
 
 
 @contextmanager
@@ -94,14 +109,13 @@ def export_model(
             ("export",), f"{target!r}: give a file ending in {' or '.join(EXPORT_SUFFIXES)}"
         )
     snap, chosen, common, own = prepare(snapshot, policy, options or {})
-    ctx = SolveContext(common, export_path=target)
-    try:
-        chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ctx)
-    except ModelExported as done:
-        m = done.model
-        ints = int(m.integer.sum())
-        return ExportedModel(target, m.name, m.num_cols, m.num_rows, int(m.matrix.nnz), ints)
-    return None
+    ctx = SolveContext.for_request(common, export_path=target)
+    chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ctx)
+    m = ctx.exported
+    if m is None:
+        return None
+    ints = int(m.integer.sum())
+    return ExportedModel(target, m.name, m.num_cols, m.num_rows, int(m.matrix.nnz), ints)
 
 
 def prepare(
@@ -111,7 +125,18 @@ def prepare(
     snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
     chosen = resolve_policy(policy, snap)
     common, own = split_options(chosen, options)
-    return snap, chosen, check_backend(chosen, common), own
+    return snap, chosen, check_backend(chosen, with_defaults(chosen, common)), own
+
+
+def with_defaults(policy: Policy, options: SolveOptions) -> SolveOptions:
+    """The request's options with the policy's defaults where the request left them unset."""
+    defaults = policy.defaults
+    update = {
+        key: value
+        for key, value in (("time_limit", defaults.time_limit), ("mip_gap", defaults.mip_gap))
+        if value is not None and getattr(options, key) is None
+    }
+    return options.model_copy(update=update) if update else options
 
 
 def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
@@ -134,8 +159,7 @@ def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
         solver = backend.resolve_solver(options.solver)
     except ValueError as exc:
         raise InputError.single(("options", "solver"), str(exc)) from None
-    needs = Feature.MILP if "MILP" in policy.problem_class.upper() else Feature.LP
-    if needs not in backend.features_for(solver):
+    for needs in sorted(policy.needs - backend.features_for(solver)):
         who = options.backend + (f" with solver {solver}" if solver else "")
         raise InputError.single(
             ("options", "solver" if solver else "backend"),
@@ -259,19 +283,12 @@ def _nullable(values: np.ndarray) -> np.ndarray:
 
 def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
     last = ctx.last
-    cols, rows, nnz, ints = ctx.size
+    gap = outcome.mip_gap if outcome.mip_gap is not None else (last.mip_gap if last else None)
+    detail = outcome.detail or (last.detail if last else "no model needed")
     return SolverReport(
-        backend="+".join(ctx.backends_used) or ctx.options.backend,
+        **describe(ctx),
         solver=last.solver if last else "none",
-        detail=last.detail if last else "no model needed",
-        solves=ctx.solves,
-        iterations=ctx.iterations,
-        variables=cols,
-        constraints=rows,
-        nonzeros=nnz,
-        integer_variables=ints,
-        mip_gap=last.mip_gap if last else None,
-        build_seconds=ctx.build_seconds,
-        solve_seconds=ctx.solve_seconds,
+        detail=detail,
+        mip_gap=gap,
         merged_groups=outcome.merged_groups,
     )

@@ -60,7 +60,12 @@ class SolverReport(BaseModel):
     nonzeros: int = 0
     integer_variables: int = 0
     mip_gap: float | None = None
-    validate_seconds: float = 0.0
+    load_seconds: float = Field(
+        0.0,
+        description="Loading the policy's code on its first use in this process (imports); "
+        "0 once loaded. Not part of validation.",
+    )
+    validate_seconds: float = Field(0.0, description="Validating the snapshot and options.")
     build_seconds: float = Field(
         0.0,
         description="Building the model: the model layer's compile plus the backend's own "

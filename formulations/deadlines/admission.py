@@ -18,7 +18,6 @@ GPUs by shortest remaining GPU-time first, then (optionally) guaranteed jobs not
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -26,13 +25,16 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from formulations.deadlines import report as deadline_report
+from formulations.deadlines.decision import Admission, LeaseRun
 from formulations.deadlines.lease_plan import LeasePlan, greedy_plan, shift
 from formulations.deadlines.lease_search import solve_lease_milp
-from formulations.deadlines.packing import Placement, fill, place_consolidated, shrink
+from formulations.deadlines.packing import fill, place_consolidated, shrink
 from formulations.deadlines.problem import LeaseProblem, lease_problem
 from solver.arrays import ClusterArrays
+from solver.backends import Feature
+from solver.context import SolveContext
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy, PolicyDefaults
 from solver.snapshot import Snapshot
 from solver.status import Status
 
@@ -63,17 +65,6 @@ class DeadlineOptions(PolicyOptions):
     split_best_effort: bool = Field(
         True, description="Spread a non-guaranteed job over nodes when no node fits it whole."
     )
-
-
-@dataclass
-class Admission:
-    plan: LeasePlan
-    status: Status
-    sigma: int
-    greedy_value: float
-    mip_gap: float | None = None
-    broken: dict[int, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
 
 def resolve_sigma(option: Literal[-1, 0, 1, "adaptive"], problem: LeaseProblem) -> int:
@@ -107,12 +98,10 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
         return admission
     packings = [chronus, greedy_plan(problem, jobs, by_density=True)]
     answer = solve_lease_milp(problem, jobs, ctx, packings)
-    if ctx.last is not None:
-        # The solver report speaks for the whole answer: its gap is to the full model's bound.
-        ctx.last.mip_gap = answer.gap
-        ctx.last.detail = answer.detail or ctx.last.detail
+    # The solver report speaks for the whole answer: its gap is to the full model's bound.
+    admission.mip_gap, admission.detail = answer.gap, answer.detail or None
     if answer.plan is not None:
-        admission.plan, admission.status, admission.mip_gap = answer.plan, answer.status, answer.gap
+        admission.plan, admission.status = answer.plan, answer.status
         return admission
     # Fewest broken guarantees first, then value.
     plan, lost = min(packings, key=lambda pl: (pl[1].size, -pl[0].value(problem)))
@@ -121,15 +110,6 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
     for j in lost:
         broken[int(j)] = deadline_report.broken_jointly(problem, int(j))
     return admission
-
-
-@dataclass
-class LeaseRun:
-    """Who runs in slot 0, where, and why."""
-
-    placements: dict[int, Placement]
-    mode: dict[int, str]  # reserved / spare / opportunistic
-    idle: int
 
 
 def run_now(problem: LeaseProblem, plan: LeasePlan, options: DeadlineOptions) -> LeaseRun:
@@ -160,12 +140,6 @@ def run_now(problem: LeaseProblem, plan: LeasePlan, options: DeadlineOptions) ->
 def run(
     snapshot: Snapshot, arrays: ClusterArrays, options: DeadlineOptions, ctx: SolveContext
 ) -> Outcome:
-    ctx.options = ctx.options.model_copy(
-        update={
-            "time_limit": ctx.options.time_limit or DEFAULT_TIME_LIMIT,
-            "mip_gap": DEFAULT_MIP_GAP if ctx.options.mip_gap is None else ctx.options.mip_gap,
-        }
-    )
     problem = lease_problem(
         snapshot, options.overhead_seconds, options.horizon_slots, arrays.throughput
     )
@@ -183,4 +157,6 @@ POLICY = Policy(
     options=DeadlineOptions,
     run=run,
     problem_class="MILP",
+    needs=frozenset({Feature.MILP}),
+    defaults=PolicyDefaults(time_limit=DEFAULT_TIME_LIMIT, mip_gap=DEFAULT_MIP_GAP),
 )

@@ -15,9 +15,6 @@ Infeasibility of the relaxation or of the full MILP means a guarantee cannot be 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +24,7 @@ from formulations.deadlines.lease_milp import build
 from formulations.deadlines.lease_plan import LeasePlan, best_value_per_job, plan_violations
 from formulations.deadlines.problem import LeaseProblem
 from solver.backends import Solution
-from solver.policy import SolveContext
+from solver.context import SolveContext
 from solver.status import Status
 
 IntArray = NDArray[np.int64]
@@ -55,17 +52,6 @@ def relative_gap(bound: float, value: float) -> float:
     return max(bound - value, 0.0) / max(abs(value), 1.0)
 
 
-@contextmanager
-def time_limit(ctx: SolveContext, seconds: float) -> Iterator[None]:
-    """Solve with `seconds` as the limit, then restore the request's options."""
-    saved = ctx.options
-    ctx.options = saved.model_copy(update={"time_limit": max(seconds, 0.01)})
-    try:
-        yield
-    finally:
-        ctx.options = saved
-
-
 def solve_lease_milp(
     problem: LeaseProblem,
     jobs: IntArray,
@@ -86,14 +72,13 @@ class _Search:
 
     def __init__(self, problem: LeaseProblem, jobs: IntArray, ctx: SolveContext) -> None:
         self.problem, self.jobs, self.ctx = problem, jobs, ctx
-        budget = ctx.options.time_limit or float("inf")
-        self.deadline = time.perf_counter() + budget
         self.gap_goal = ctx.options.mip_gap or 0.0
         self.model = build(problem, jobs)
         self.bound: float | None = None
 
     def left(self) -> float:
-        return self.deadline - time.perf_counter()
+        left = self.ctx.budget.left()
+        return float("inf") if left is None else left
 
     def answer(self, plan: LeasePlan, status: Status, detail: str) -> MilpAnswer:
         value = self.model.objective(plan)
@@ -107,8 +92,7 @@ class _Search:
         return self.bound is not None and relative_gap(self.bound, value) <= self.gap_goal
 
     def run(self, packings: list[tuple[LeasePlan, IntArray]]) -> MilpAnswer:
-        with time_limit(self.ctx, self.left()):
-            relaxed = self.ctx.solve(self.model.model, relax=True)
+        relaxed = self.ctx.solve(self.model.model, relax=True)
         if relaxed.status is Status.INFEASIBLE:
             return MilpAnswer(None, Status.INFEASIBLE, None, "relaxation infeasible")
         if relaxed.status.has_solution:
@@ -136,8 +120,9 @@ class _Search:
         start = self.model.start(best)
         allowed = (relaxed.value(self.model.x) > 1e-6) | (start[self.model.x.span] > 0.5)
         sub = build(self.problem, self.jobs, x_upper=allowed.astype(float))
-        with time_limit(self.ctx, seconds):
-            solution = self.ctx.solve(sub.model, start=(np.arange(start.size), start))
+        solution = self.ctx.solve(
+            sub.model, start=(np.arange(start.size), start), time_limit=seconds
+        )
         if not solution.status.has_solution:
             return best
         plan = sub.plan(self.problem, solution.x)
@@ -148,10 +133,9 @@ class _Search:
     def full(self, best: LeasePlan | None) -> MilpAnswer:
         """The full MILP from `best` with what is left of the budget; its gap is its own."""
         start = None if best is None else self.model.start(best)
-        with time_limit(self.ctx, self.left()):
-            solution = self.ctx.solve(
-                self.model.model, start=None if start is None else (np.arange(start.size), start)
-            )
+        solution = self.ctx.solve(
+            self.model.model, start=None if start is None else (np.arange(start.size), start)
+        )
         detail = f"{solution.status.value}: {solution.detail}"
         plan = self.model.plan(self.problem, solution.x) if solution.status.has_solution else None
         flaws = [] if plan is None else plan_violations(self.problem, plan)

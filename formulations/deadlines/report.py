@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from formulations.deadlines.decision import Admission, LeaseRun
 from formulations.deadlines.lease_plan import LeasePlan
 from formulations.deadlines.problem import LeaseProblem
 from solver.arrays import ClusterArrays
 from solver.policy import Outcome
 from solver.status import Status
-
-if TYPE_CHECKING:
-    from formulations.deadlines.admission import Admission, LeaseRun
 
 OBJECTIVE_NAME = "value admitted"
 
@@ -164,4 +162,6 @@ def outcome(
             j: {problem.node_ids[n]: gpus for n, gpus in p.items()}
             for j, p in lease.placements.items()
         },
+        mip_gap=admission.mip_gap,
+        detail=admission.detail,
     )

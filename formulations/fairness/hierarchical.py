@@ -29,8 +29,9 @@ from formulations.fairness.share_lp import ShareStructure
 from formulations.fairness.space_sharing import check_space_sharing
 from formulations.fairness.water_filling import WaterFillingOptions, solve_levels
 from solver.arrays import ClusterArrays
+from solver.context import SolveContext
 from solver.errors import FieldError, InputError
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 
 FloatArray = NDArray[np.float64]

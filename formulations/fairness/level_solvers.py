@@ -1,23 +1,21 @@
 """Solving a sequence of share LPs that differ in a few coefficients (water filling).
 
-`WarmLevels` keeps one HiGHS instance and applies only the changes, so each re-solve starts
-from the previous basis (primal simplex: freezing keeps the last point feasible). `ColdLevels`
-rebuilds and solves each LP on any backend (interior-point answers included); the water-filling
-loop treats their duals with looser tolerances.
+`WarmLevels` keeps the model in a backend session (`Feature.SESSION`) and applies only the
+changes, so each re-solve starts from the previous basis (primal simplex: freezing keeps the
+last point feasible). `ColdLevels` rebuilds and solves each LP on any backend (interior-point
+answers included); the water-filling loop treats their duals with looser tolerances.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Protocol
 
 import numpy as np
 
 from formulations.fairness.share_lp import LevelState, ShareBlocks, ShareStructure, build_share_lp
-from solver.backends import AUTO, LpMethod, Solution
-from solver.backends.highs import HighsBackend, HighsSession
-from solver.model import INF
-from solver.policy import SolveContext
+from solver.backends import LpMethod, Session, Solution
+from solver.context import SolveContext
+from solver.model import INF, CompiledModel
 
 
 class LevelSolver(Protocol):
@@ -30,11 +28,14 @@ class LevelSolver(Protocol):
 def level_solver(
     structure: ShareStructure, state: LevelState, ctx: SolveContext, lp_method: LpMethod
 ) -> LevelSolver:
-    """Warm HiGHS re-solves when HiGHS is the backend (the default); cold ones otherwise, and
-    when exporting (the cold path goes through `SolveContext.solve`, which writes the model)."""
-    if ctx.export_path is None and ctx.options.backend in (AUTO, HighsBackend.name):
-        return WarmLevels(structure, state, ctx, lp_method)
-    return ColdLevels(structure, ctx, lp_method)
+    """Warm re-solves when the backend keeps sessions (HiGHS, the default); cold ones otherwise,
+    and when exporting (the cold path goes through `SolveContext.solve`, which writes the
+    model)."""
+    model, blocks = build_share_lp(structure, state)
+    kept = ctx.session(model, lp_method)
+    if kept is None:
+        return ColdLevels(structure, ctx, lp_method)
+    return WarmLevels(structure, state, ctx, blocks, *kept)
 
 
 class WarmLevels:
@@ -45,19 +46,19 @@ class WarmLevels:
         structure: ShareStructure,
         state: LevelState,
         ctx: SolveContext,
-        lp_method: LpMethod,
+        blocks: ShareBlocks,
+        compiled: CompiledModel,
+        session: Session,
         primal: bool = True,
     ) -> None:
         # Freezing only relaxes the active rows, so the last point stays feasible and the primal
         # simplex continues from it (5× fewer iterations than the dual on distinct random jobs).
         self.primal = primal
-        started = time.perf_counter()
-        model, self.blocks = build_share_lp(structure, state)
-        self.compiled = model.compile()
-        ctx.build_seconds += time.perf_counter() - started
+        self.blocks = blocks
+        self.compiled = compiled
         self.structure = structure
         self.ctx = ctx
-        self.session = HighsSession(self.compiled, ctx.settings(lp_method))
+        self.session = session
         self.state = state  # states are replaced, never mutated
         self._solved = False
 
@@ -66,7 +67,7 @@ class WarmLevels:
         solution = self.ctx.record(self.compiled, self.session.solve())
         chosen = self.ctx.options.lp_method is not LpMethod.AUTO or self.ctx.options.solver
         if not self._solved and not chosen:  # a user's choice of method stays in force
-            self.session.use_simplex(primal=self.primal)
+            self.session.keep_point(primal=self.primal)
         self._solved = True
         return solution
 

@@ -30,8 +30,9 @@ from formulations.fairness.max_min_sharing import run_space_sharing
 from formulations.fairness.space_sharing import SpaceSharingOptions
 from solver.arrays import ClusterArrays
 from solver.backends import LpMethod
+from solver.context import SolveContext
 from solver.model import Model, Sense
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
 

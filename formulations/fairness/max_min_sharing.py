@@ -18,7 +18,8 @@ from formulations.fairness.share_result import job_answer
 from formulations.fairness.space_sharing import check_space_sharing
 from solver.arrays import ClusterArrays
 from solver.backends import LpMethod
-from solver.policy import Outcome, SolveContext
+from solver.context import SolveContext
+from solver.policy import Outcome
 from solver.snapshot import Snapshot
 from solver.status import Status
 

@@ -23,7 +23,8 @@ from formulations.fairness.share_lp import ShareStructure
 from formulations.fairness.share_result import job_answer
 from formulations.fairness.space_sharing import SpaceSharingOptions, check_space_sharing
 from solver.arrays import ClusterArrays
-from solver.policy import Outcome, Policy, SolveContext
+from solver.context import SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
 

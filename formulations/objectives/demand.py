@@ -35,8 +35,8 @@ from formulations.objectives.demand_groups import (
     split_groups,
 )
 from solver.backends import LpMethod
+from solver.context import SolveContext
 from solver.model import Block, Model, Sense
-from solver.policy import SolveContext
 from solver.status import Status
 
 FloatArray = NDArray[np.float64]

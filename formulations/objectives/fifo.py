@@ -28,8 +28,9 @@ from pydantic import Field
 
 from formulations.inputs import require_job_field
 from solver.arrays import ClusterArrays
+from solver.context import SolveContext
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
 
@@ -117,4 +118,5 @@ POLICY = Policy(
     options=FifoOptions,
     run=run,
     problem_class="algorithm",
+    needs=frozenset(),
 )

@@ -24,8 +24,9 @@ from formulations.allocation import (
 )
 from solver.arrays import ClusterArrays
 from solver.backends import LpMethod
+from solver.context import SolveContext
 from solver.model import Model, Sense
-from solver.policy import Outcome, SolveContext
+from solver.policy import Outcome
 from solver.status import Status
 
 FloatArray = NDArray[np.float64]

@@ -27,9 +27,10 @@ from formulations.allocation import repair_allocation
 from formulations.inputs import require_job_field
 from formulations.objectives.demand import DemandJobs, Target, initial_groups, solve_demand_lp
 from solver.arrays import ClusterArrays
+from solver.context import SolveContext
 from solver.model import Sense
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
 

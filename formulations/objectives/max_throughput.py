@@ -11,8 +11,9 @@ from pydantic import Field
 
 from formulations.objectives.linear import linear_outcome
 from solver.arrays import ClusterArrays
+from solver.context import SolveContext
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 
 

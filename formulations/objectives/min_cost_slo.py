@@ -30,9 +30,11 @@ from formulations.inputs import require_job_field, require_now, require_prices
 from formulations.objectives.demand import DemandJobs, Target, initial_groups, solve_demand_lp
 from formulations.objectives.slo_milp import Candidates, choose
 from solver.arrays import ClusterArrays
+from solver.backends import Feature
+from solver.context import SolveContext
 from solver.model import Sense
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
 
@@ -227,4 +229,5 @@ POLICY = Policy(
     options=MinCostSloOptions,
     run=run,
     problem_class="MILP",
+    needs=frozenset({Feature.MILP}),
 )

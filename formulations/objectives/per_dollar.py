@@ -13,8 +13,9 @@ from pydantic import Field
 from formulations.inputs import require_prices
 from formulations.objectives.linear import linear_outcome
 from solver.arrays import ClusterArrays
+from solver.context import SolveContext
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 
 NAME = "throughput_per_dollar"

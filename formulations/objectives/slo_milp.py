@@ -33,8 +33,8 @@ from numpy.typing import NDArray
 
 from formulations.allocation import Allocation, add_allocation
 from formulations.objectives.demand_groups import interval_ids, job_classes, refine, split_groups
+from solver.context import SolveContext
 from solver.model import Block, Model, Sense
-from solver.policy import SolveContext
 from solver.status import Status
 
 FloatArray = NDArray[np.float64]

@@ -43,9 +43,11 @@ from formulations.placement.instance import build_instance
 from formulations.placement.report import outcome_from
 from formulations.placement.search import solve as solve_placement
 from solver.arrays import ClusterArrays
+from solver.backends import Feature
+from solver.context import SolveContext
 from solver.errors import InputError
 from solver.options import PolicyOptions
-from solver.policy import Outcome, Policy, SolveContext
+from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
 
@@ -106,17 +108,24 @@ def run(
         evaluation = evaluate(inst, {}, options.w1, options.penalty)
         return outcome_from(inst, problem, options, evaluation, Status.OPTIMAL, None)
     answer = solve_placement(inst, options, ctx)
-    if ctx.last is not None:
-        ctx.last.mip_gap = answer.gap  # the gap of the answer, across lazy rounds
     if not answer.status.has_solution or answer.problems:
         # Never hand a scheduler a placement that breaks the rules, whatever the solver said.
-        return outcome_from(
+        outcome = outcome_from(
             inst, problem, options, None, answer.status, None, warnings=answer.problems
         )
-    evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
-    return outcome_from(
-        inst, problem, options, evaluation, answer.status, answer.solver_objective, answer.started
-    )
+    else:
+        evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
+        outcome = outcome_from(
+            inst,
+            problem,
+            options,
+            evaluation,
+            answer.status,
+            answer.solver_objective,
+            answer.started,
+        )
+    outcome.mip_gap = answer.gap  # the gap of the answer, across lazy rounds
+    return outcome
 
 
 POLICY = Policy(
@@ -126,4 +135,5 @@ POLICY = Policy(
     options=ContentionPlacementOptions,
     run=run,
     problem_class="MILP",
+    needs=frozenset({Feature.MILP}),
 )

@@ -39,8 +39,8 @@ from formulations.placement.pooled import build as pooled_model
 from formulations.placement.pooled import decode as pooled_decode
 from formulations.placement.pooled import encode as pooled_encode
 from formulations.placement.worst import Penalty, add_worst, unmodeled_pairs
+from solver.context import SolveContext
 from solver.model import Model, Sense
-from solver.policy import SolveContext
 from solver.status import Status
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ def _pooled_first(
             relaxation.model,
             start=pooled_encode(inst, relaxation, found.started),
             time_limit=left,
-            highs_options=search,
+            tuning={"highs": search},
             on_incumbent=watch,
             on_bound=found.proven,
         )
@@ -292,7 +292,7 @@ def _estimate(
 ) -> tuple[Started, float] | None:
     """The estimate's placement (`placement_estimate`) after single-job moves, and its value."""
     estimate = estimate_model(inst, options.w1)
-    solution = ctx.solve(estimate.model, time_limit=seconds, highs_options=HIGHS_OPTIONS)
+    solution = ctx.solve(estimate.model, time_limit=seconds, tuning={"highs": HIGHS_OPTIONS})
     if not solution.status.has_solution:
         return None
     started = pooled_decode(inst, estimate, solution.x)
@@ -379,7 +379,7 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
         model, pl = build(inst, options, modeled)
         left = None if limit is None else max(limit - (time.perf_counter() - started_at), 1e-3)
         start = start_vector(inst, pl, canonical(inst, best))
-        solution = ctx.solve(model, start=start, time_limit=left, highs_options=HIGHS_OPTIONS)
+        solution = ctx.solve(model, start=start, time_limit=left, tuning={"highs": HIGHS_OPTIONS})
         if not solution.status.has_solution:
             # Only a limit reached before any incumbent gets here: answer with the greedy one.
             failed: Status = solution.status

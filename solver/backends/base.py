@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,13 +20,15 @@ class Feature(StrEnum):
     MILP = "milp"
     DUALS = "duals"
     WARM_START = "warm_start"
-    EXPORT = "export"
+    EXPORT = "export"  # writes a model as .lp / .mps (`Backend.export`)
     INCUMBENTS = "incumbents"  # calls SolveSettings.on_incumbent and on_bound in a MILP solve
+    SESSION = "session"  # keeps a model between re-solves that change a few numbers
 
 
 # Called with each improving MILP solution (model coordinates) and the solver's dual bound at
 # that moment; returning True asks the solver to stop (the answer then carries a limit status).
 OnIncumbent = Callable[[NDArray[np.float64], float], bool]
+Scalar = bool | int | float | str
 # Called at the solver's regular progress checks with its dual bound; returning True asks it to
 # stop. Lets a caller stop on a test the solver cannot make itself (e.g. a bound compared with
 # a value computed outside the model).
@@ -55,9 +57,10 @@ class SolveSettings:
     # A MILP starting point as (column indices, values); columns left out are completed by the
     # solver. Backends without WARM_START ignore it.
     start: tuple[NDArray[np.int64], NDArray[np.float64]] | None = field(default=None, compare=False)
-    # HiGHS options a formulation knows pay off on its models (e.g. heuristics that only cost
-    # time there). Other backends ignore them; they never change what counts as optimal.
-    highs_options: dict[str, bool | int | float | str] = field(default_factory=dict, compare=False)
+    # Search settings a formulation knows pay off on its models, per backend name (e.g. HiGHS
+    # heuristics that only cost time there): each backend reads its own entry and ignores the
+    # rest. They never change what counts as optimal.
+    tuning: Mapping[str, Mapping[str, Scalar]] = field(default_factory=dict, compare=False)
     # Formulations that check solutions against something the model leaves out watch the
     # incumbents and the bound; backends without INCUMBENTS never call either.
     on_incumbent: OnIncumbent | None = field(default=None, compare=False)
@@ -92,6 +95,31 @@ class Solution:
         return self.row_dual[block.span]
 
 
+class Session(Protocol):
+    """One model kept by a backend across re-solves that change a few of its numbers, so each
+    re-solve starts from the last one's basis (`Feature.SESSION`)."""
+
+    def change_coefficients(
+        self, rows: NDArray[np.int64], cols: NDArray[np.int64], values: NDArray[np.float64]
+    ) -> None: ...
+
+    def change_row_bounds(
+        self, rows: NDArray[np.int64], lower: NDArray[np.float64], upper: NDArray[np.float64]
+    ) -> None: ...
+
+    def change_col_bounds(
+        self, cols: NDArray[np.int64], lower: NDArray[np.float64], upper: NDArray[np.float64]
+    ) -> None: ...
+
+    def change_col_costs(self, cols: NDArray[np.int64], costs: NDArray[np.float64]) -> None: ...
+
+    def keep_point(self, primal: bool) -> None:
+        """Re-solve from the last basis with a simplex method: the primal one when the changes
+        keep the last point feasible, else the dual one."""
+
+    def solve(self) -> Solution: ...
+
+
 class Backend(ABC):
     """A solver interface. Subclasses declare what they can do instead of callers guessing."""
 
@@ -124,3 +152,12 @@ class Backend(ABC):
     @abstractmethod
     def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:
         """Solve `model`; never raises for solver trouble, reports it in the status instead."""
+
+    def session(self, model: CompiledModel, settings: SolveSettings) -> Session:
+        """A kept model for warm re-solves; backends with `Feature.SESSION` override this."""
+        raise NotImplementedError(f"backend {self.name} keeps no sessions")
+
+    def export(self, model: CompiledModel, path: str) -> None:
+        """Write `model` as .lp or .mps (by suffix); backends with `Feature.EXPORT` override
+        this. Raises OSError when the file cannot be written."""
+        raise NotImplementedError(f"backend {self.name} cannot export models")

@@ -95,6 +95,7 @@ class HighsBackend(Backend):
             Feature.WARM_START,
             Feature.EXPORT,
             Feature.INCUMBENTS,
+            Feature.SESSION,
         }
     )
 
@@ -116,9 +117,15 @@ class HighsBackend(Backend):
         h.run()
         return read_solution(h, model, time.perf_counter() - started)
 
+    def session(self, model: CompiledModel, settings: SolveSettings) -> HighsSession:
+        return HighsSession(model, settings)
+
     def export(self, model: CompiledModel, path: str) -> None:
         """Write the model as .lp or .mps (by the file's suffix) with readable names; raises
         OSError when the file cannot be written."""
+        # HiGHS crashes the process on a path it cannot open: find out in Python first.
+        with open(path, "w"):
+            pass
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.passModel(to_highs_lp(model, with_names=True))
@@ -168,7 +175,7 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
         h.setOptionValue("mip_rel_gap", float(settings.mip_rel_gap))
     if settings.threads is not None:
         h.setOptionValue("threads", int(settings.threads))
-    for name, value in settings.highs_options.items():
+    for name, value in settings.tuning.get(HighsBackend.name, {}).items():
         if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
             raise ValueError(f"HiGHS rejects option {name}={value!r}")
 
@@ -252,7 +259,7 @@ class HighsSession:
         if cols.size:
             self._h.changeColsCost(cols.size, cols.astype(np.int32), np.asarray(costs, dtype=float))
 
-    def use_simplex(self, primal: bool) -> None:
+    def keep_point(self, primal: bool) -> None:
         """Re-solves after the first reuse the basis with a simplex method: the primal one when
         the changes keep the last point feasible (it then needs only a few iterations)."""
         self._h.setOptionValue("solver", "simplex")

@@ -9,16 +9,24 @@ import pytest
 from formulations.fairness.max_min import MaxMinFairnessOptions
 from solver import InputError, Status, solve
 from solver.backends import Feature
+from solver.context import SolveContext
 from solver.model import Model, Sense
 from solver.options import SolveOptions
 from solver.pipeline import check_backend
-from solver.policy import Policy, SolveContext
+from solver.policy import Policy
 from tests.conformance.cases_max_min import TWO_BY_TWO
 from tests.conformance.combos import backend_solvers, pair_id
 
 
 def _milp_policy() -> Policy:
-    return Policy("some_milp", "a MILP policy", MaxMinFairnessOptions, lambda *a: None, "MILP")
+    return Policy(
+        "some_milp",
+        "a MILP policy",
+        MaxMinFairnessOptions,
+        lambda *a: None,
+        "MILP",
+        needs=frozenset({Feature.MILP}),
+    )
 
 
 def _error(excinfo: pytest.ExceptionInfo[InputError]) -> tuple[tuple[str | int, ...], str]:

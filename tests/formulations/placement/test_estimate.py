@@ -13,8 +13,8 @@ from formulations.placement.evaluate import evaluate
 from formulations.placement.instance import Instance, build_instance
 from formulations.placement.pooled import decode
 from formulations.placement.search import check_feasible
+from solver.context import SolveContext
 from solver.options import SolveOptions
-from solver.policy import SolveContext
 from solver.snapshot import Snapshot
 from tests.formulations.placement.brute import brute_force, contention_json, random_instance
 

@@ -17,9 +17,9 @@ from formulations.placement.instance import Instance, build_instance
 from formulations.placement.pooled import _forced_first, _group_pieces, build
 from refdata import SOURCE
 from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from solver.context import SolveContext
 from solver.options import SolveOptions
 from solver.pipeline import export_model
-from solver.policy import SolveContext
 from solver.snapshot import Snapshot
 from tests.formulations.placement.brute import brute_force, contention_json, random_instance
 

@@ -43,7 +43,7 @@ def test_highs_options_are_passed_on_and_checked() -> None:
 
     model = market_split(4, 40)
     h = highspy.Highs()
-    configure(h, model, SolveSettings(highs_options={"mip_heuristic_run_rins": False}))
+    configure(h, model, SolveSettings(tuning={"highs": {"mip_heuristic_run_rins": False}}))
     assert h.getOptionValue("mip_heuristic_run_rins")[1] is False
     with pytest.raises(ValueError, match="no_such_option"):
-        configure(highspy.Highs(), model, SolveSettings(highs_options={"no_such_option": 1}))
+        configure(highspy.Highs(), model, SolveSettings(tuning={"highs": {"no_such_option": 1}}))
