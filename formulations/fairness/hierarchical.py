@@ -22,12 +22,11 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from formulations.fairness.common import FairnessOptions, policy_throughput
 from formulations.fairness.levels import WeightRule
-from formulations.fairness.max_min import policy_throughput
+from formulations.fairness.run import solve_levels
 from formulations.fairness.share_input import Entities, share_input
 from formulations.fairness.share_lp import ShareStructure
-from formulations.fairness.space_sharing import check_space_sharing
-from formulations.fairness.water_filling import WaterFillingOptions, solve_levels
 from solver.arrays import ClusterArrays
 from solver.context import SolveContext
 from solver.errors import FieldError, InputError
@@ -38,7 +37,7 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
 
-class HierarchicalOptions(WaterFillingOptions):
+class HierarchicalOptions(FairnessOptions):
     pass
 
 
@@ -104,7 +103,7 @@ def arrival_order(snapshot: Snapshot, problem: ClusterArrays) -> FloatArray:
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: HierarchicalOptions, ctx: SolveContext
 ) -> Outcome:
-    check_space_sharing(options.space_sharing, options.heterogeneity_aware)
+    options.check()
     entities = snapshot_entities(snapshot)
     throughput = policy_throughput(problem, options.heterogeneity_aware)
     prepared = share_input(

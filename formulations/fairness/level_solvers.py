@@ -73,54 +73,61 @@ class WarmLevels:
 
     def _apply(self, new: LevelState) -> None:
         b, old, s = self.blocks, self.state, self.structure
+        _, z, level = b.level_parts()
         changed = np.flatnonzero(new.omega != old.omega)
         self.session.change_coefficients(
-            b.share.start + changed, b.z.start + s.entity[changed], -new.omega[changed]
+            b.share.start + changed, z.start + s.entity[changed], -new.omega[changed]
         )
         lowered = np.flatnonzero(new.lower != old.lower)
         self.session.change_row_bounds(
             b.share.start + lowered, new.lower[lowered], np.full(lowered.size, INF)
         )
         scaled = np.flatnonzero(new.sigma != old.sigma)
-        self.session.change_coefficients(
-            b.level.start + scaled, b.z.start + scaled, new.sigma[scaled]
-        )
+        self.session.change_coefficients(level.start + scaled, z.start + scaled, new.sigma[scaled])
         switched = np.flatnonzero(new.enforced != old.enforced)
         bound = np.where(new.enforced[switched], 0.0, INF)
-        self.session.change_row_bounds(b.level.start + switched, -bound, bound)
+        self.session.change_row_bounds(level.start + switched, -bound, bound)
         self._apply_test(new)
         self.state = new
 
     def _apply_test(self, new: LevelState) -> None:
         """Switch between maximizing t and the bottleneck test (e bounds, t floor, costs)."""
         b, old = self.blocks, self.state
+        e, _, _ = b.level_parts()
         opened = np.flatnonzero(new.exceed != old.exceed)
-        self.session.change_col_bounds(
-            b.e.start + opened, np.zeros(opened.size), new.exceed[opened]
-        )
+        self.session.change_col_bounds(e.start + opened, np.zeros(opened.size), new.exceed[opened])
         if new.t_floor != old.t_floor:
             self.session.change_col_bounds(
                 np.array([b.t.start]), np.array([new.t_floor]), np.array([INF])
             )
         if new.testing != old.testing:
-            costs = np.zeros(b.e.size + 1)
+            costs = np.zeros(e.size + 1)
             if new.testing:
                 costs[:-1] = 1.0
             else:
                 costs[-1] = 1.0
             self.session.change_col_costs(
-                np.r_[np.arange(b.e.start, b.e.start + b.e.size), b.t.start], costs
+                np.r_[np.arange(e.start, e.start + e.size), b.t.start], costs
             )
 
 
 class ColdLevels:
     vertex = False
 
-    def __init__(self, structure: ShareStructure, ctx: SolveContext, lp_method: LpMethod) -> None:
+    def __init__(
+        self,
+        structure: ShareStructure,
+        ctx: SolveContext,
+        lp_method: LpMethod,
+        single: bool = False,
+        name: str = "share",
+    ) -> None:
         self.structure = structure
         self.ctx = ctx
         self.lp_method = lp_method
+        self.single = single
+        self.name = name
 
     def solve(self, state: LevelState) -> Solution:
-        model, self.blocks = build_share_lp(self.structure, state)
+        model, self.blocks = build_share_lp(self.structure, state, self.single, self.name)
         return self.ctx.solve(model, self.lp_method)

@@ -128,7 +128,7 @@ def bottlenecks(
     sure; tight ones with a zero dual may or may not be; target_g = ω_g z_e is the level's v."""
     dual_tol, slack_tol = VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES
     blocks = solver.blocks
-    z = solution.value(blocks.z)
+    z = solution.value(blocks.level_parts()[1])
     target = state.omega * z[s.entity]
     value = blocks.value @ solution.x[: blocks.value.shape[1]]
     candidate = active & (state.omega > 0)

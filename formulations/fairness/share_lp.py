@@ -30,6 +30,7 @@ member's pairs once per side, 2 n_c / n_g = n_g − 1 in total.)
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -78,12 +79,17 @@ class ShareBlocks:
 
     x: Allocation
     y: Block | None
-    e: Block  # exceed variables of the bottleneck test, one per group
-    z: Block
+    e: Block | None  # exceed variables of the bottleneck test, one per group (None: no test)
+    z: Block | None  # level variables (None: substituted, see `build_share_lp`)
     t: Block
     share: Block
-    level: Block
+    level: Block | None
     value: sp.csr_matrix  # (groups × (X, Y) columns): v_g as a function of the first columns
+
+    def level_parts(self) -> tuple[Block, Block, Block]:
+        """(e, z, level) of a model built for level-by-level solving (not `single`)."""
+        assert self.e is not None and self.z is not None and self.level is not None
+        return self.e, self.z, self.level
 
 
 @dataclass(frozen=True)
@@ -132,31 +138,41 @@ def pair_terms(s: ShareStructure) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_
     return value_m, time_m, capacity_m
 
 
-def build_share_lp(s: ShareStructure, state: LevelState) -> tuple[Model, ShareBlocks]:
-    """The level LP for `state`; max-min fairness is the special case of one level."""
-    model = Model("share")
-    x = add_allocation(model, s.eligible, s.labels, s.gpu_names)
-    value_y, time_y, capacity_y = pair_terms(s)
-    y = None
-    if value_y.shape[1]:
-        assert s.pairs is not None and s.pair_columns is not None
-        c, k = s.pair_columns
-        names = [f"{s.labels[g]}+{s.labels[h]}" for g, h in zip(s.pairs.g, s.pairs.h, strict=True)]
-        y = model.add_variables(
-            "y",
-            c.size,
-            lower=0.0,
-            coords=(("pair", Take(names, c)), ("gpu", Take(s.gpu_names, k))),
+def build_share_lp(
+    s: ShareStructure, state: LevelState, single: bool = False, name: str = "share"
+) -> tuple[Model, ShareBlocks]:
+    """The level LP for `state`; max-min fairness is the special case of one level.
+
+    `single` builds it for one solve with every level row in force and no bottleneck test
+    (max-min fairness): z_e = W_e t / σ_e is substituted into the share rows, so the exceed
+    columns, the level variables and their rows are left out (an interior point would pay cone
+    rows for each of them)."""
+    model = Model(name)
+    x, y = _columns(model, s)
+    e = None
+    if not single:
+        e = model.add_variables(
+            "e", s.size, lower=0.0, upper=state.exceed, coords=(("job", s.labels),)
         )
-    e = model.add_variables("e", s.size, lower=0.0, upper=state.exceed, coords=(("job", s.labels),))
-    z = model.add_variables("z", s.num_entities, lower=0.0, coords=(("entity", s.entity_names),))
+    z = None
+    if not single:
+        z = model.add_variables(
+            "z", s.num_entities, lower=0.0, coords=(("entity", s.entity_names),)
+        )
     t = model.add_variables("t", 1, lower=state.t_floor)
+    value_y, time_y, capacity_y = pair_terms(s)
     value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
-    rows = np.arange(s.size)
-    level_terms = sp.csr_matrix((-state.omega, (rows, s.entity)), shape=(s.size, z.size))
-    share_terms = {x.block: value_x, e: -sp.identity(s.size, format="csr"), z: level_terms}
-    time_terms = {x.block: x.per_group(np.ones(x.block.size))}
-    capacity_terms = {x.block: x.per_type((s.groups.count * s.scale)[x.group])}
+    share_terms: dict[Block, Any] = {x.block: value_x}
+    if z is None:
+        per_t = state.omega * (s.entity_weight / state.sigma)[s.entity]
+        share_terms[t] = -per_t[:, None]
+    else:
+        rows = np.arange(s.size)
+        share_terms[z] = sp.csr_matrix((-state.omega, (rows, s.entity)), shape=(s.size, z.size))
+    if e is not None:
+        share_terms[e] = -sp.identity(s.size, format="csr")
+    time_terms: dict[Block, Any] = {x.block: x.per_group(np.ones(x.block.size))}
+    capacity_terms: dict[Block, Any] = {x.block: x.per_type((s.groups.count * s.scale)[x.group])}
     if y is not None:
         share_terms[y] = value_y
         time_terms[y] = time_y
@@ -167,14 +183,35 @@ def build_share_lp(s: ShareStructure, state: LevelState) -> tuple[Model, ShareBl
     model.add_constraints(
         "capacity", capacity_terms, upper=s.capacity, coords=(("gpu", s.gpu_names),)
     )
+    level = None if z is None else _level_rows(model, s, state, z, t)
+    model.set_objective({e: 1.0} if e is not None and state.testing else {t: 1.0}, Sense.MAXIMIZE)
+    value = sp.hstack([value_x, value_y], format="csr")
+    return model, ShareBlocks(x, y, e, z, t, share, level, value)
+
+
+def _columns(model: Model, s: ShareStructure) -> tuple[Allocation, Block | None]:
+    """X over eligible (group, type) pairs; Y over the pair columns, if any."""
+    x = add_allocation(model, s.eligible, s.labels, s.gpu_names)
+    if s.pairs is None or s.pair_columns is None or not s.pair_columns[0].size:
+        return x, None
+    c, k = s.pair_columns
+    names = [f"{s.labels[g]}+{s.labels[h]}" for g, h in zip(s.pairs.g, s.pairs.h, strict=True)]
+    y = model.add_variables(
+        "y",
+        c.size,
+        lower=0.0,
+        coords=(("pair", Take(names, c)), ("gpu", Take(s.gpu_names, k))),
+    )
+    return x, y
+
+
+def _level_rows(model: Model, s: ShareStructure, state: LevelState, z: Block, t: Block) -> Block:
+    """σ_e z_e − W_e t = 0 for entities in force, free otherwise."""
     bound = np.where(state.enforced, 0.0, INF)
-    level = model.add_constraints(
+    return model.add_constraints(
         "level",
         {z: sp.diags(state.sigma, format="csr"), t: -s.entity_weight[:, None]},
         lower=-bound,
         upper=bound,
         coords=(("entity", s.entity_names),),
     )
-    model.set_objective({e: 1.0} if state.testing else {t: 1.0}, Sense.MAXIMIZE)
-    value = sp.hstack([value_x, value_y], format="csr")
-    return model, ShareBlocks(x, y, e, z, t, share, level, value)

@@ -9,30 +9,21 @@ sharing) in `formulations/fairness/share_lp.py`. Reported per job: `level` (u at
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-from pydantic import Field
 
-from formulations.fairness.level_solvers import level_solver
-from formulations.fairness.levels import WeightRule, water_fill
-from formulations.fairness.max_min import lp_method_for, policy_throughput
-from formulations.fairness.outcome import empty_outcome, levels_outcome
-from formulations.fairness.share_input import Entities, ShareInput, share_input
+from formulations.fairness.common import FairnessOptions, policy_throughput
+from formulations.fairness.levels import WeightRule
+from formulations.fairness.run import solve_levels
+from formulations.fairness.share_input import Entities, share_input
 from formulations.fairness.share_lp import ShareStructure
-from formulations.fairness.share_result import job_answer
-from formulations.fairness.space_sharing import SpaceSharingOptions, check_space_sharing
 from solver.arrays import ClusterArrays
 from solver.context import SolveContext
 from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
-from solver.status import Status
 
 
-class WaterFillingOptions(SpaceSharingOptions):
-    heterogeneity_aware: bool = Field(
-        True, description="Use per-type throughputs; false treats every usable type as equal."
-    )
+class WaterFillingOptions(FairnessOptions):
+    pass
 
 
 def plain_rule(structure: ShareStructure) -> WeightRule:
@@ -40,35 +31,10 @@ def plain_rule(structure: ShareStructure) -> WeightRule:
     return lambda active: (np.where(active, structure.weight, 0.0), np.ones(1))
 
 
-def solve_levels(
-    problem: ClusterArrays,
-    prepared: ShareInput,
-    rule: Callable[[ShareStructure], WeightRule],
-    ctx: SolveContext,
-    exact: bool = False,
-) -> Outcome:
-    """Water filling over a prepared share structure, as an Outcome with per-job levels."""
-    s = prepared.structure
-    if s is None:
-        return empty_outcome(problem, prepared, Status.OPTIMAL)
-    columns = int(s.eligible.sum()) + (s.pair_columns[0].size if s.pair_columns else 0)
-    method = lp_method_for(columns)
-    last, solver, levels = water_fill(
-        s, rule(s), lambda state: level_solver(s, state, ctx, method), exact
-    )
-    answer = None
-    if last is not None:
-        answer = job_answer(problem, prepared.jobs, s, solver.blocks, last, problem.throughput)
-    outcome = levels_outcome(problem, prepared, levels, answer)
-    if not ctx.options.merge_identical:
-        outcome.merged_groups = None
-    return outcome
-
-
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: WaterFillingOptions, ctx: SolveContext
 ) -> Outcome:
-    check_space_sharing(options.space_sharing, options.heterogeneity_aware)
+    options.check()
     prepared = share_input(
         snapshot,
         problem,

@@ -67,16 +67,19 @@ def test_highs_methods_agree(method: LpMethod) -> None:
 
 
 def test_exhausted_time_limit_without_a_point_is_time_limit() -> None:
-    from formulations.fairness.max_min import build, group_jobs
+    from formulations.fairness.share_input import Entities, share_input
+    from formulations.fairness.share_lp import LevelState, build_share_lp
     from refdata.synthetic import random_snapshot
     from solver.arrays import ClusterArrays
     from solver.snapshot import parse_snapshot
 
-    problem = ClusterArrays.from_snapshot(parse_snapshot(random_snapshot(300, 3, seed=1)))
-    jobs = np.arange(problem.num_jobs)
-    model, _ = build(
-        problem, problem.throughput, group_jobs(problem, jobs, problem.throughput, False)
-    )
+    snapshot = parse_snapshot(random_snapshot(300, 3, seed=1))
+    problem = ClusterArrays.from_snapshot(snapshot)
+    single = Entities.single(problem.num_jobs)
+    s = share_input(snapshot, problem, problem.throughput, single, merge=False).structure
+    assert s is not None
+    state = LevelState(s.weight, np.zeros(s.size), np.ones(1), np.ones(1, bool), np.zeros(s.size))
+    model, _ = build_share_lp(s, state, single=True)
     for backend in LP_BACKENDS:
         settings = SolveSettings(time_limit=1e-6, lp_method=LpMethod.IPM)
         solution = get_backend(backend).solve(model.compile(), settings)
