@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from bench import backends, deadlines, max_min, objectives, placement, water_filling
+from bench import backends, deadlines, max_min, objectives, placement, startup, water_filling
 from bench.harness import Case, print_table, run_case
 from solver import solve
 
-SUITES = [max_min, water_filling, objectives, deadlines, placement, backends]
+SUITES = [startup, max_min, water_filling, objectives, deadlines, placement, backends]
 
 
 def all_cases() -> list[Case]:

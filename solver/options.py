@@ -26,7 +26,11 @@ class SolveOptions(BaseModel):
     lp_method: LpMethod = Field(
         LpMethod.AUTO, description="LP algorithm hint; auto = measured default."
     )
-    time_limit: float | None = Field(None, gt=0, description="Seconds per solve.")
+    time_limit: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds for the whole solve (every model the policy solves shares them).",
+    )
     mip_gap: float | None = Field(None, ge=0, le=1, description="Relative MILP gap to stop at.")
     threads: int | None = Field(None, ge=1, description="Solver threads.")
     merge_identical: bool = Field(

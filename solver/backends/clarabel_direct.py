@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
-import clarabel
 import numpy as np
 import scipy.sparse as sp
 
@@ -21,18 +20,18 @@ from solver.backends.base import Backend, Feature, Solution, SolveSettings
 from solver.model import CompiledModel, Sense
 from solver.status import Status
 
-_S = clarabel.SolverStatus
-STATUS_TABLE: dict[object, Status] = {
-    _S.Solved: Status.OPTIMAL,
-    _S.AlmostSolved: Status.FEASIBLE,
-    _S.PrimalInfeasible: Status.INFEASIBLE,
-    _S.AlmostPrimalInfeasible: Status.INFEASIBLE,
-    _S.DualInfeasible: Status.UNBOUNDED,
-    _S.AlmostDualInfeasible: Status.UNBOUNDED,
-    _S.MaxIterations: Status.TIME_LIMIT,
-    _S.MaxTime: Status.TIME_LIMIT,
-    _S.NumericalError: Status.ERROR,
-    _S.InsufficientProgress: Status.ERROR,
+# Clarabel's status (by name: the extension is imported only when Clarabel solves) -> ours.
+STATUS_TABLE: dict[str, Status] = {
+    "Solved": Status.OPTIMAL,
+    "AlmostSolved": Status.FEASIBLE,
+    "PrimalInfeasible": Status.INFEASIBLE,
+    "AlmostPrimalInfeasible": Status.INFEASIBLE,
+    "DualInfeasible": Status.UNBOUNDED,
+    "AlmostDualInfeasible": Status.UNBOUNDED,
+    "MaxIterations": Status.TIME_LIMIT,
+    "MaxTime": Status.TIME_LIMIT,
+    "NumericalError": Status.ERROR,
+    "InsufficientProgress": Status.ERROR,
 }
 
 
@@ -75,6 +74,8 @@ class ClarabelBackend(Backend):
             raise ValueError("Clarabel solves continuous models only")
         matrix, rhs, n_eq, n_ineq, dual_rows, dual_sign = conic_form(model)
         sign = -1.0 if model.sense is Sense.MAXIMIZE else 1.0
+        import clarabel
+
         options = clarabel.DefaultSettings()
         options.verbose = settings.verbose
         if settings.time_limit is not None:
@@ -90,7 +91,7 @@ class ClarabelBackend(Backend):
         started = time.perf_counter()
         raw = clarabel.DefaultSolver(p, sign * model.cost, matrix, rhs, cones, options).solve()
         seconds = time.perf_counter() - started
-        status = STATUS_TABLE.get(raw.status, Status.ERROR)
+        status = STATUS_TABLE.get(str(raw.status), Status.ERROR)
         x = np.asarray(raw.x, dtype=float)
         if status is Status.TIME_LIMIT and x.size and model.max_violation(x) < 1e-6:
             status = Status.FEASIBLE

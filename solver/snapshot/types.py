@@ -15,4 +15,4 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 class Strict(BaseModel):
     """Unknown keys are rejected (a typo must not silently change an answer); values frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

@@ -1,0 +1,67 @@
+"""CLI start-up: `solve --help` and a 96-job max-min solve as whole processes, against
+`python -c "import numpy"` timed in the same run (targets: ≤ 2× and ≤ 4× that)."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.harness import Case, Row
+from refdata import FIXTURES
+
+RUNS = 7
+BASELINE = [sys.executable, "-c", "import numpy"]
+
+
+def wall_seconds(command: list[str]) -> float:
+    """Median wall time of `RUNS` runs: one process start is noisy on a shared machine."""
+    times = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def cli_row(case: Case, args: list[str], target_ratio: float) -> Row:
+    base = wall_seconds(BASELINE)
+    total = wall_seconds([sys.executable, "-m", "solver", *args])
+    ratio = total / base
+    verdict = "yes" if ratio <= target_ratio else "NO"
+    return Row(
+        case=case,
+        jobs=96 if args[0].endswith(".json") else 0,
+        types=3 if args[0].endswith(".json") else 0,
+        validate=0.0,
+        build=0.0,
+        solve=0.0,
+        total=total,
+        objective=None,
+        status="",
+        backend="cli",
+        ratio=ratio,
+        note=f"`import numpy` {base:.3f} s; target ≤ {target_ratio:g}×: {verdict}",
+    )
+
+
+def cases() -> list[Case]:
+    snapshot = str(Path(FIXTURES) / "gavel_physical_96.json")
+    return [
+        Case(
+            "startup",
+            "solve --help (whole process)",
+            dict,
+            "",
+            runner=lambda case: cli_row(case, ["--help"], 2.0),
+        ),
+        Case(
+            "startup",
+            "solve gavel_physical_96.json, max-min (whole process)",
+            dict,
+            "",
+            runner=lambda case: cli_row(case, [snapshot, "--format", "json"], 4.0),
+        ),
+    ]
