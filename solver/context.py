@@ -55,6 +55,9 @@ class TimeBudget:
             return None
         return max(self.seconds - self.elapsed(), min(MIN_SECONDS, self.seconds))
 
+    def spent(self) -> bool:
+        return self.seconds is not None and self.elapsed() >= self.seconds
+
     def share(self, fraction: float) -> float | None:
         """`fraction` of what is left; None without a limit."""
         left = self.left()

@@ -134,14 +134,18 @@ WeightRule = Callable[[np.ndarray], np.ndarray]  # active jobs -> effective weig
 
 
 def reference_water_filling(inst: Instance, rule: WeightRule) -> np.ndarray:
-    """Water filling the slow way: after each level LP, one LP per candidate job asks whether
-    it can exceed its level while every active job keeps its own. Returns v per job."""
+    """Water filling the slow way (FORMULATIONS §1a–1b): each level LP maximizes the common
+    increment Δ with v_i ≥ L_i + weight_i Δ for active jobs, where L_i is what job i already
+    reached (0 at first), and frozen jobs keep theirs; then one LP per candidate job asks
+    whether it can exceed its new value while every other job keeps its own. Returns v per job."""
     active = inst.active.copy()
+    reached = np.zeros(active.size)
     frozen: dict[int, float] = {}
     while active.any():
         weight = rule(active)
-        level = _level(inst, active, weight, frozen)
-        floors = {**frozen, **{int(i): weight[i] * level for i in np.flatnonzero(active)}}
+        step = _level(inst, active, weight, reached, frozen)
+        reached = np.where(active, reached + weight * step, reached)
+        floors = {**frozen, **{int(i): reached[i] for i in np.flatnonzero(active)}}
         relaxed = {i: f * (1 - 1e-9) for i, f in floors.items()}
         for j in np.flatnonzero(active & (weight > 0)):
             best = inst.maximize(np.eye(len(active))[j], relaxed)
@@ -156,16 +160,21 @@ def reference_water_filling(inst: Instance, rule: WeightRule) -> np.ndarray:
 
 
 def _level(
-    inst: Instance, active: np.ndarray, weight: np.ndarray, frozen: dict[int, float]
+    inst: Instance,
+    active: np.ndarray,
+    weight: np.ndarray,
+    reached: np.ndarray,
+    frozen: dict[int, float],
 ) -> float:
-    """max t with v_l ≥ weight_l t for active jobs and frozen ones kept (variables: x, t)."""
+    """max Δ with v_l ≥ reached_l + weight_l Δ for active jobs and frozen ones kept
+    (variables: x, Δ)."""
     n = len(inst.columns)
     rows = [np.hstack([inst.time, np.zeros((len(active), 1))])]
     rows.append(np.hstack([inst.capacity, np.zeros((len(inst.count), 1))]))
     rhs = [np.ones(len(active)), inst.count]
     for i in np.flatnonzero(active):
         rows.append(np.hstack([-inst.value[i], [weight[i]]])[None, :])
-        rhs.append(np.zeros(1))
+        rhs.append(np.array([-reached[i] * (1 - 1e-9)]))
     for i, value in frozen.items():
         rows.append(np.hstack([-inst.value[i], [0.0]])[None, :])
         rhs.append(np.array([-value * (1 - 1e-9)]))

@@ -16,6 +16,7 @@ from formulations.fairness.share_lp import LevelState, ShareBlocks, ShareStructu
 from solver.backends import LpMethod, Session, Solution
 from solver.context import SolveContext
 from solver.model import INF, CompiledModel
+from solver.status import Status
 
 
 class LevelSolver(Protocol):
@@ -35,7 +36,7 @@ def level_solver(
     kept = ctx.session(model, lp_method)
     if kept is None:
         return ColdLevels(structure, ctx, lp_method)
-    return WarmLevels(structure, state, ctx, blocks, *kept)
+    return WarmLevels(structure, state, ctx, blocks, *kept, lp_method=lp_method)
 
 
 class WarmLevels:
@@ -50,6 +51,7 @@ class WarmLevels:
         compiled: CompiledModel,
         session: Session,
         primal: bool = True,
+        lp_method: LpMethod = LpMethod.AUTO,
     ) -> None:
         # Freezing only relaxes the active rows, so the last point stays feasible and the primal
         # simplex continues from it (5× fewer iterations than the dual on distinct random jobs).
@@ -60,16 +62,31 @@ class WarmLevels:
         self.ctx = ctx
         self.session = session
         self.state = state  # states are replaced, never mutated
+        self.lp_method = lp_method
         self._solved = False
 
     def solve(self, state: LevelState) -> Solution:
         self._apply(state)
         solution = self.ctx.record(self.compiled, self.session.solve())
+        if solution.status is Status.TIME_LIMIT and not self.ctx.budget.spent():
+            # A warm re-solve can stall where a fresh one does not (HiGHS's primal simplex,
+            # measured on a 19-job hierarchical level: "Unknown" warm, optimal cold): start a
+            # new session from this state and carry on warm from there.
+            solution = self._restart(state)
         chosen = self.ctx.options.lp_method is not LpMethod.AUTO or self.ctx.options.solver
         if not self._solved and not chosen:  # a user's choice of method stays in force
             self.session.keep_point(primal=self.primal)
         self._solved = True
         return solution
+
+    def _restart(self, state: LevelState) -> Solution:
+        model, self.blocks = build_share_lp(self.structure, state)
+        kept = self.ctx.session(model, self.lp_method)
+        if kept is None:
+            return self.ctx.solve(model, self.lp_method)
+        self.compiled, self.session = kept
+        self.state, self._solved = state, False
+        return self.ctx.record(self.compiled, self.session.solve())
 
     def _apply(self, new: LevelState) -> None:
         b, old, s = self.blocks, self.state, self.structure

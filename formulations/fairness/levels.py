@@ -1,28 +1,34 @@
-"""Water-filling max-min fairness: the leximin-optimal allocation (FORMULATIONS §1a).
+"""Water-filling max-min fairness: the leximin-optimal allocation (FORMULATIONS §1a, §1b).
 
-With u_g = v_g / w_g the normalized share (v_g as in `formulations/fairness/share_lp.py`), iteration
-i solves the level LP
+With v_g the normalized throughput of a member of group g (as in `share_lp.py`) and ω_g its
+weight in the current level, iteration i solves the level LP
 
-    maximize t  s.t.  u_g ≥ t for active groups,  u_g ≥ level_g for frozen ones,  base constraints
+    maximize t  s.t.  v_g ≥ L_g + ω_g z_e(g) for active groups (z_e = W_e t / σ_e),
+                      v_g ≥ L_g for frozen ones,  base constraints
 
-and freezes the groups that cannot rise above t* without lowering another active group
-(bottlenecks) at level_g = t*. The loop ends when every group is frozen; the frozen levels form
-the leximin-optimal vector of normalized shares.
+where L_g is what g already reached: 0 at the first level, then the value of its row at the last
+level's optimum (L_g + ω_g z_e*). So t is the common *increment* over what every job has, the
+cumulative level T = Σ t only grows, and no job loses ground it was given when the weights are
+recomputed for the next level (hierarchical policies, where a job that freezes passes its share
+of the entity weight to its siblings). With fixed weights this is plain water filling: T is the
+level u_g = v_g / w_g at which g freezes. The groups that cannot rise above their row's value
+without lowering another active group (bottlenecks) freeze there; the loop ends when every group
+is frozen, and the frozen levels form the leximin-optimal vector.
 
 Bottlenecks without integers. If the share row of g has a non-zero dual in an optimal dual
 solution, then by complementary slackness the row is tight in *every* optimal primal solution,
-i.e. g cannot exceed t* while all active groups stay ≥ t*: g is a bottleneck, exactly. The
-converse fails under degeneracy (a bottleneck may carry a zero dual), so only groups with a
+i.e. g cannot exceed its target while all active groups keep theirs: g is a bottleneck, exactly.
+The converse fails under degeneracy (a bottleneck may carry a zero dual), so only groups with a
 non-zero dual are frozen; an undetected bottleneck stays active and the next LP (a hot-started
-re-solve) returns the same t* with a non-zero dual on it. Progress is guaranteed: the dual of
-the t column reads Σ_e W_e μ_e = 1, which forces a non-zero dual on some active share row, so
-every iteration freezes at least one group and there are at most (groups) iterations.
+re-solve) returns t = 0 with a non-zero dual on it. Progress is guaranteed: the dual of the t
+column reads Σ_e W_e μ_e = 1, which forces a non-zero dual on some active share row, so every
+iteration freezes at least one group and there are at most (groups) iterations.
 
 When the weights change between levels (hierarchical policies), leaving a bottleneck for the
 next LP is not exact any more: its competitors' weights change first. There the tight groups
 with a zero dual are settled by an exact LP test on the same model (`confirm`): hold t at t*
-and maximize Σ e_g over them with v_g ≥ ω_g z_e + e_g, 0 ≤ e_g ≤ room; whoever rises is not a
-bottleneck, and once the optimum is 0 the rest are. No integers anywhere.
+and maximize Σ e_g over them with v_g ≥ L_g + ω_g z_e + e_g, 0 ≤ e_g ≤ room; whoever rises is
+not a bottleneck, and once the optimum is 0 the rest are. No integers anywhere.
 """
 
 from __future__ import annotations
@@ -90,6 +96,7 @@ def water_fill(
     solver = make_solver(state)
     levels = Levels(np.full(n, np.nan), np.zeros(n, np.int64), np.full(n, np.nan))
     last: Solution | None = None
+    reached = 0.0  # the cumulative level T
     while active.any():
         solution = solver.solve(state)
         levels.iterations += 1
@@ -99,20 +106,25 @@ def water_fill(
         last = solution
         t = float(solution.value(solver.blocks.t)[0]) + 0.0  # no "-0.0" in results
         freeze, unsure, target = bottlenecks(structure, solver, solution, state, active)
+        value = solver.blocks.value @ solution.x[: solver.blocks.value.shape[1]]
         slack = 0.0 if solver.vertex else INTERIOR_FREEZE_SLACK
         if exact and unsure.any():
             freeze |= confirm(solver, state, unsure, target, t * (1.0 - slack), levels)
         if not freeze.any():
             # Cannot happen with exact duals (see the module docstring); round-off fallback.
             freeze = _largest_dual(solver, solution, state, active)
-        levels.level[freeze] = t
+        reached += t
+        levels.level[freeze] = reached
         levels.iteration[freeze] = levels.iterations
         e = structure.entity[freeze]
         levels.weight[freeze] = structure.entity_weight[e] * state.omega[freeze] / state.sigma[e]
         active[freeze] = False
         omega, sigma = rule(active)
-        lower = state.lower.copy()
-        lower[freeze] = target[freeze] * (1.0 - slack)
+        # Every group keeps what this level gave it: the frozen ones for good, the active ones
+        # as the floor the next increment is added to.
+        # (Never above the value the last point reaches: the next re-solve starts from it.)
+        kept = np.minimum(target, value) * (1.0 - slack)
+        lower = np.where(state.omega > 0, kept, state.lower)
         state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0, np.zeros(n))
     return last, solver, levels
 
@@ -125,11 +137,12 @@ def bottlenecks(
     active: BoolArray,
 ) -> tuple[BoolArray, BoolArray, FloatArray]:
     """(certain, unsure, target): tight share rows with a non-zero dual are bottlenecks for
-    sure; tight ones with a zero dual may or may not be; target_g = ω_g z_e is the level's v."""
+    sure; tight ones with a zero dual may or may not be; target_g = L_g + ω_g z_e is the
+    value this level gives g."""
     dual_tol, slack_tol = VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES
     blocks = solver.blocks
     z = solution.value(blocks.level_parts()[1])
-    target = state.omega * z[s.entity]
+    target = state.lower + state.omega * z[s.entity]
     value = blocks.value @ solution.x[: blocks.value.shape[1]]
     candidate = active & (state.omega > 0)
     score = np.where(candidate, np.abs(solution.dual(blocks.share)) * state.omega, 0.0)

@@ -32,14 +32,14 @@ def expect(field: str, values: dict[str, float]) -> Callable[[SolveResult], None
 # Level 2: a1 likewise. Level 3: a3 ≥ t, b ≥ t/2 with 2 GPUs left: 2t ≤ 2, t = 1. So every a runs
 # all the time and each b half of it (fairness inside A would give the a's 2/3 each).
 FIFO_QUEUE = {
-    "gpu_types": [{"name": "v100", "count": 4}],
+    "gpu_types": [{"name": "v100", "count": 5}],
     "entities": [{"id": "A", "policy": "fifo"}, {"id": "B"}],
     "jobs": [
         {"id": "a1", "entity": "A", "arrival_time": 10, "throughput": {"v100": 1.0}},
         {"id": "a2", "entity": "A", "arrival_time": 0, "throughput": {"v100": 1.0}},
         {"id": "a3", "entity": "A", "arrival_time": 20, "throughput": {"v100": 1.0}},
-        {"id": "b1", "entity": "B", "throughput": {"v100": 1.0}},
-        {"id": "b2", "entity": "B", "throughput": {"v100": 1.0}},
+        {"id": "b1", "entity": "B", "scale_factor": 2, "throughput": {"v100": 1.0}},
+        {"id": "b2", "entity": "B", "scale_factor": 2, "throughput": {"v100": 1.0}},
     ],
 }
 
@@ -67,12 +67,18 @@ CASES = [
         0.25,
         check=expect("v100", {"a1": 1 / 16, "a2": 3 / 16, "b1": 3 / 4}),
     ),
+    # v = s·X here. Level 1: A's oldest job a2 rises with t and saturates at t = 1, B's jobs
+    # (weight 1/2 each) reach v = 1/2 (X = 1/4). Level 2: a1 takes A's weight; B's jobs rise
+    # from 1/2 (FORMULATIONS §1b: nobody loses what a level gave it) by Δ/2 while a1 gets Δ;
+    # a1 saturates at Δ = 1 (B at v = 1, X = 1/2; 4 GPUs used). Level 3: a3 and B share the
+    # last GPU: 1 + 1 + Δ + 4 (1/2 + Δ/4) = 5 gives Δ = 1/2, so a3 = 1/2, B's X = 5/8. Each
+    # entity gets v = 2.5; the minimum of v / effective weight is a3's 0.5.
     Case(
         "hierarchical fifo queue",
         "hierarchical",
         FIFO_QUEUE,
-        1.0,
-        check=expect("v100", {"a1": 1, "a2": 1, "a3": 1, "b1": 0.5, "b2": 0.5}),
+        0.5,
+        check=expect("v100", {"a1": 1, "a2": 1, "a3": 0.5, "b1": 0.625, "b2": 0.625}),
     ),
     Case(
         "max-min space sharing pair",

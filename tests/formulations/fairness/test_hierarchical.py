@@ -180,3 +180,76 @@ def test_entities_are_required_by_the_policy() -> None:
     assert caught.value.errors[0].loc == ("snapshot", "jobs", 3, "entity")
     # Other policies ignore entities: the same snapshot solves with max-min fairness.
     assert solve(orphan).status is Status.OPTIMAL
+
+
+def gavel_entities(jobs: int, seed: int, entities: int = 5) -> dict:
+    """The shape of the comparison with the reference system: Gavel's job types at Philly-like
+    scale factors, `entities` fairness entities of weight 1–3, N/4 GPUs of each type."""
+    rng = np.random.default_rng(seed)
+    table = load_gavel_table()
+    kinds = table.job_types
+    picks = rng.integers(len(kinds), size=jobs)
+    gpus = max(jobs // 4, 1)
+    return {
+        "gpu_types": [{"name": g, "count": gpus} for g in table.gpu_types],
+        "entities": [{"id": f"e{e}", "weight": float(rng.integers(1, 4))} for e in range(entities)],
+        "jobs": [
+            {
+                "id": f"j{i}",
+                "entity": f"e{rng.integers(entities)}",
+                "weight": float(rng.integers(1, 3)),
+                "scale_factor": kinds[k][1],
+                "throughput": table.throughput(kinds[k]),
+            }
+            for i, k in enumerate(picks.tolist())
+        ],
+    }
+
+
+@pytest.mark.parametrize(("jobs", "seed"), [(32, 0), (32, 1), (64, 2), (128, 3)])
+def test_no_job_falls_below_a_level_it_reached(jobs: int, seed: int) -> None:
+    snapshot = gavel_entities(jobs, seed)
+    result = solve(snapshot, policy="hierarchical")
+    assert result.status is Status.OPTIMAL
+    frozen = sorted((j.metrics["iteration"], j.metrics["level"]) for j in result.jobs)
+    levels = [level for _, level in frozen]
+    # The cumulative level at which jobs freeze only grows from one iteration to the next.
+    assert all(b >= a * (1 - 1e-9) for a, b in zip(levels, levels[1:], strict=False))
+
+
+@pytest.mark.parametrize(("jobs", "seed"), [(32, 0), (64, 2), (128, 3), (256, 4)])
+def test_each_entity_gets_its_weight_times_the_level_it_reached(jobs: int, seed: int) -> None:
+    """While an entity has an active job, every level adds W_e · t to its total normalized
+    throughput (its weight is split over its active jobs), so Σ_{j∈e} v_j = W_e · (the level at
+    which its last job froze), and entities active to the end share exactly by weight."""
+    snapshot = gavel_entities(jobs, seed)
+    result = solve(snapshot, policy="hierarchical")
+    assert result.status is Status.OPTIMAL
+    inst = Instance(snapshot)
+    v = check_result(result, inst)
+    owner = np.array([job["entity"] for job in snapshot["jobs"]])
+    last = max(j.metrics["level"] for j in result.jobs)
+    for entity in snapshot["entities"]:
+        members = np.flatnonzero(owner == entity["id"])
+        if not members.size:
+            continue
+        reached = max(result.jobs[j].metrics["level"] for j in members)
+        assert v[members].sum() == pytest.approx(entity["weight"] * reached, rel=1e-6)
+        assert reached <= last * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("gpus", [4, 5])
+def test_gavel_experiment_keeps_one_two_three_when_jobs_saturate(gpus: int) -> None:
+    """Gavel's 1:2:3 experiment on a roomier cluster: several jobs saturate (run all the time)
+    at early levels; their siblings take their part of the entity weight from then on, and the
+    entities still share exactly 1:2:3."""
+    snapshot = gavel_experiment()
+    snapshot["gpu_types"] = [{**g, "count": gpus} for g in snapshot["gpu_types"]]
+    result = solve(snapshot, policy="hierarchical")
+    assert result.status is Status.OPTIMAL
+    saturated = [j for j in result.jobs if sum(j.allocation.values()) > 1 - 1e-9]
+    assert len(saturated) >= 3
+    assert max(j.metrics["iteration"] for j in result.jobs) >= 3
+    v = check_result(result, Instance(snapshot))
+    totals = v.reshape(3, 6).sum(axis=1)
+    np.testing.assert_allclose(totals / totals[0], [1.0, 2.0, 3.0], rtol=1e-6)
