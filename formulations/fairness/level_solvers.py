@@ -8,11 +8,18 @@ answers included); the water-filling loop treats their duals with looser toleran
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
 
-from formulations.fairness.share_lp import LevelState, ShareBlocks, ShareStructure, build_share_lp
+from formulations.fairness.share_lp import (
+    LevelState,
+    ShareBlocks,
+    ShareStructure,
+    build_share_lp,
+    level_scale,
+)
 from solver.backends import LpMethod, Session, Solution
 from solver.context import SolveContext
 from solver.model import INF, CompiledModel
@@ -89,33 +96,46 @@ class WarmLevels:
         return self.ctx.record(self.compiled, self.session.solve())
 
     def _apply(self, new: LevelState) -> None:
-        b, old, s = self.blocks, self.state, self.structure
+        old, s = self.state, self.structure
+        # As the active set shrinks, the level is rescaled so its tightest row keeps a t
+        # coefficient of 1 (see `share_lp`): every active row's coefficient changes with it.
+        r = level_scale(s, self.blocks.row_scale, new)
+        rescaled = r != self.blocks.level_scale
+        if rescaled:
+            self.blocks = replace(self.blocks, level_scale=r)
+        b = self.blocks
         _, z, level = b.level_parts()
-        changed = np.flatnonzero(new.omega != old.omega)
+        changed = np.flatnonzero((new.omega != old.omega) | (rescaled & (new.omega > 0)))
         self.session.change_coefficients(
-            b.share.start + changed, z.start + s.entity[changed], -new.omega[changed]
+            b.share.start + changed,
+            z.start + s.entity[changed],
+            b.omega_coefficients(new.omega)[changed],
         )
         lowered = np.flatnonzero(new.lower != old.lower)
         self.session.change_row_bounds(
-            b.share.start + lowered, new.lower[lowered], np.full(lowered.size, INF)
+            b.share.start + lowered,
+            new.lower[lowered] / b.row_scale[lowered],
+            np.full(lowered.size, INF),
         )
         scaled = np.flatnonzero(new.sigma != old.sigma)
         self.session.change_coefficients(level.start + scaled, z.start + scaled, new.sigma[scaled])
         switched = np.flatnonzero(new.enforced != old.enforced)
         bound = np.where(new.enforced[switched], 0.0, INF)
         self.session.change_row_bounds(level.start + switched, -bound, bound)
-        self._apply_test(new)
+        self._apply_test(new, rescaled)
         self.state = new
 
-    def _apply_test(self, new: LevelState) -> None:
+    def _apply_test(self, new: LevelState, rescaled: bool) -> None:
         """Switch between maximizing t and the bottleneck test (e bounds, t floor, costs)."""
         b, old = self.blocks, self.state
         e, _, _ = b.level_parts()
         opened = np.flatnonzero(new.exceed != old.exceed)
-        self.session.change_col_bounds(e.start + opened, np.zeros(opened.size), new.exceed[opened])
-        if new.t_floor != old.t_floor:
+        self.session.change_col_bounds(
+            e.start + opened, np.zeros(opened.size), new.exceed[opened] / b.row_scale[opened]
+        )
+        if new.t_floor != old.t_floor or rescaled:
             self.session.change_col_bounds(
-                np.array([b.t.start]), np.array([new.t_floor]), np.array([INF])
+                np.array([b.t.start]), np.array([new.t_floor / b.level_scale]), np.array([INF])
             )
         if new.testing != old.testing:
             costs = np.zeros(e.size + 1)

@@ -76,6 +76,7 @@ class Levels:
     iterations: int = 0  # level LPs
     tests: int = 0  # bottleneck-test LPs
     failure: Solution | None = None  # the level LP that failed, if one did
+    floor: FloatArray | None = None  # per group, the v the last good level guarantees
 
 
 def water_fill(
@@ -104,9 +105,9 @@ def water_fill(
             levels.failure = solution
             break
         last = solution
-        t = float(solution.value(solver.blocks.t)[0]) + 0.0  # no "-0.0" in results
+        # A level never falls: a tolerance-sized negative step is no step (and no "-0.0").
+        t = max(solver.blocks.level_value(solution), 0.0) + 0.0
         freeze, unsure, target = bottlenecks(structure, solver, solution, state, active)
-        value = solver.blocks.value @ solution.x[: solver.blocks.value.shape[1]]
         slack = 0.0 if solver.vertex else INTERIOR_FREEZE_SLACK
         if exact and unsure.any():
             freeze |= confirm(solver, state, unsure, target, t * (1.0 - slack), levels)
@@ -122,9 +123,9 @@ def water_fill(
         omega, sigma = rule(active)
         # Every group keeps what this level gave it: the frozen ones for good, the active ones
         # as the floor the next increment is added to.
-        # (Never above the value the last point reaches: the next re-solve starts from it.)
-        kept = np.minimum(target, value) * (1.0 - slack)
+        kept = target * (1.0 - slack)
         lower = np.where(state.omega > 0, kept, state.lower)
+        levels.floor = lower
         state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0, np.zeros(n))
     return last, solver, levels
 
@@ -141,11 +142,11 @@ def bottlenecks(
     value this level gives g."""
     dual_tol, slack_tol = VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES
     blocks = solver.blocks
-    z = solution.value(blocks.level_parts()[1])
-    target = state.lower + state.omega * z[s.entity]
+    z = blocks.entity_levels(solution)
+    target = state.lower + state.omega * np.maximum(z, 0.0)[s.entity]
     value = blocks.value @ solution.x[: blocks.value.shape[1]]
     candidate = active & (state.omega > 0)
-    score = np.where(candidate, np.abs(solution.dual(blocks.share)) * state.omega, 0.0)
+    score = np.where(candidate, np.abs(blocks.share_duals(solution)) * state.omega, 0.0)
     tight = candidate & (value - target <= slack_tol * np.maximum(1.0, target))
     certain = tight & (score > dual_tol * float(score.max()))
     return certain, tight & ~certain, target
@@ -182,6 +183,7 @@ def confirm(
 def _largest_dual(
     solver: LevelSolver, solution: Solution, state: LevelState, active: BoolArray
 ) -> BoolArray:
-    score = np.where(active & (state.omega > 0), np.abs(solution.dual(solver.blocks.share)), 0.0)
+    duals = solver.blocks.share_duals(solution)
+    score = np.where(active & (state.omega > 0), np.abs(duals), 0.0)
     score *= state.omega
     return np.asarray(active & (state.omega > 0) & (score >= score.max()), dtype=bool)

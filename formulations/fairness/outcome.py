@@ -93,6 +93,13 @@ def shares_outcome(
     if answer.repair > REPAIR_TOLERANCE:
         status = Status.FEASIBLE if status is Status.OPTIMAL else status
         warnings.append(f"solver answer violated constraints by {answer.repair:.2e}; scaled back")
+    if answer.shortfall > REPAIR_TOLERANCE:
+        # Never an allocation called optimal that gives a job less than its level promised.
+        status = Status.FEASIBLE if status is Status.OPTIMAL else status
+        warnings.append(
+            f"a job's share is {answer.shortfall:.2e} (relative) below the level the LP found: "
+            "the shares are finer than the solver can resolve"
+        )
     group_share = answer.group_value / weight
     share = np.zeros(problem.num_jobs)
     share[prepared.jobs] = group_share[s.groups.inverse]

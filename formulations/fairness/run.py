@@ -41,7 +41,10 @@ def solve_once(problem: ClusterArrays, prepared: ShareInput, ctx: SolveContext) 
     solution = solver.solve(state)
     if not solution.status.has_solution:
         return _unmerged(empty_outcome(problem, prepared, solution.status), ctx)
-    answer = job_answer(problem, prepared.jobs, s, solver.blocks, solution, problem.throughput)
+    level = solver.blocks.level_value(solution)
+    answer = job_answer(
+        problem, prepared.jobs, s, solver.blocks, solution, problem.throughput, s.weight * level
+    )
     outcome = shares_outcome(problem, prepared, answer, solution.status, s.weight, {}, {}, [])
     return _unmerged(outcome, ctx)
 
@@ -63,7 +66,9 @@ def solve_levels(
     )
     answer = None
     if last is not None:
-        answer = job_answer(problem, prepared.jobs, s, solver.blocks, last, problem.throughput)
+        answer = job_answer(
+            problem, prepared.jobs, s, solver.blocks, last, problem.throughput, levels.floor
+        )
     return _unmerged(levels_outcome(problem, prepared, levels, answer), ctx)
 
 

@@ -58,8 +58,9 @@ def share_input(
     space_sharing: bool = False,
     prune: bool = True,
 ) -> ShareInput:
-    """Everything but the weights: groups of identical jobs (same usable throughputs, scale
-    factor, weight and entity; fifo entities keep jobs apart since their order matters) and,
+    """Everything but the weights: groups of identical jobs (same usable throughputs,
+    normalizer, scale factor, weight and entity; fifo entities keep jobs apart since their
+    order matters) and,
     with space sharing, the offered pairs merged into classes and pruned."""
     active: BoolArray = np.asarray(problem.eligible.any(axis=1), dtype=bool)
     jobs = np.flatnonzero(active)
@@ -143,5 +144,10 @@ def _groups(
     entity = entities.of_job[jobs]
     apart = np.where(entities.fifo[entity], jobs, -1)
     usable = np.where(problem.eligible[jobs], throughput[jobs], 0.0)
-    key = np.column_stack([usable, problem.scale_factor[jobs], problem.weight[jobs], entity, apart])
+    # The normalizer prop_j reads every throughput, usable or not: two jobs that differ only on
+    # a type too small for their gang are normalized differently and must stay apart.
+    prop = throughput[jobs] @ problem.gpu_count
+    key = np.column_stack(
+        [usable, prop, problem.scale_factor[jobs], problem.weight[jobs], entity, apart]
+    )
     return JobGroups.by_rows(jobs, key.astype(float))

@@ -20,6 +20,13 @@ and the level LP is
 The same model, with exceed variables e_g switched on, is the exact bottleneck test of
 `formulations/fairness/levels.py` (see `LevelState`).
 
+Scaling. Shares span many orders of magnitude (weights to 1e3, throughputs to 1e-3, large
+normalizers: a level of 1e-10 is an ordinary answer), far below a solver's feasibility
+tolerance. So each share row is divided by c_g, its largest coefficient, and the level is
+solved as τ = t / r with r = min_g c_g σ_e / (ω_g W_e), the largest level the most limited group
+could reach, rounded to a power of ten (z likewise): every row then has coefficients of at
+most about 1 and τ of order 1 at the first level. Results are read back through `ShareBlocks` in the original units.
+
 A group's effective weight is W_e ω_g / σ_e: plain max-min has one entity with W = σ = 1 and
 ω_g = w_g; entities with `fairness` use σ_e = Σ_{active g∈e} n_g w_g; `fifo` gives ω = 1 to the
 entity's oldest active job. Weights change through a few coefficients, so re-solves stay warm.
@@ -38,6 +45,7 @@ from numpy.typing import NDArray
 
 from formulations.allocation import Allocation, JobGroups, add_allocation
 from formulations.fairness.space_sharing import PairClasses
+from solver.backends import Solution
 from solver.model import INF, Block, Model, Sense, Take
 
 FloatArray = NDArray[np.float64]
@@ -85,11 +93,32 @@ class ShareBlocks:
     share: Block
     level: Block | None
     value: sp.csr_matrix  # (groups × (X, Y) columns): v_g as a function of the first columns
+    row_scale: FloatArray  # c_g: share row g is divided by it
+    level_scale: float  # r: the model's t and z are t / r and z / r
 
     def level_parts(self) -> tuple[Block, Block, Block]:
         """(e, z, level) of a model built for level-by-level solving (not `single`)."""
         assert self.e is not None and self.z is not None and self.level is not None
         return self.e, self.z, self.level
+
+    def level_value(self, solution: Solution) -> float:
+        """t in the original units."""
+        return float(solution.value(self.t)[0]) * self.level_scale
+
+    def entity_levels(self, solution: Solution) -> FloatArray:
+        """z_e in the original units."""
+        z: FloatArray = solution.value(self.level_parts()[1]) * self.level_scale
+        return z
+
+    def share_duals(self, solution: Solution) -> FloatArray:
+        """Duals of the share rows as written in the module docstring (unscaled)."""
+        y: FloatArray = solution.dual(self.share) / self.row_scale
+        return y
+
+    def omega_coefficients(self, omega: FloatArray) -> FloatArray:
+        """The model's coefficient of z_e(g) in share row g for weights ω."""
+        c: FloatArray = -omega * self.level_scale / self.row_scale
+        return c
 
 
 @dataclass(frozen=True)
@@ -149,44 +178,65 @@ def build_share_lp(
     rows for each of them)."""
     model = Model(name)
     x, y = _columns(model, s)
+    value_y, time_y, capacity_y = pair_terms(s)
+    value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
+    value = sp.hstack([value_x, value_y], format="csr")
+    c, r = _scales(s, state, value)
     e = None
     if not single:
         e = model.add_variables(
-            "e", s.size, lower=0.0, upper=state.exceed, coords=(("job", s.labels),)
+            "e", s.size, lower=0.0, upper=state.exceed / c, coords=(("job", s.labels),)
         )
     z = None
     if not single:
         z = model.add_variables(
             "z", s.num_entities, lower=0.0, coords=(("entity", s.entity_names),)
         )
-    t = model.add_variables("t", 1, lower=state.t_floor)
-    value_y, time_y, capacity_y = pair_terms(s)
-    value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
-    share_terms: dict[Block, Any] = {x.block: value_x}
+    t = model.add_variables("t", 1, lower=state.t_floor / r)
+    per_row = sp.diags(1.0 / c, format="csr")
+    share_terms: dict[Block, Any] = {x.block: per_row @ value_x}
+    omega = -state.omega * r / c
     if z is None:
-        per_t = state.omega * (s.entity_weight / state.sigma)[s.entity]
-        share_terms[t] = -per_t[:, None]
+        share_terms[t] = (omega * (s.entity_weight / state.sigma)[s.entity])[:, None]
     else:
         rows = np.arange(s.size)
-        share_terms[z] = sp.csr_matrix((-state.omega, (rows, s.entity)), shape=(s.size, z.size))
+        share_terms[z] = sp.csr_matrix((omega, (rows, s.entity)), shape=(s.size, z.size))
     if e is not None:
         share_terms[e] = -sp.identity(s.size, format="csr")
     time_terms: dict[Block, Any] = {x.block: x.per_group(np.ones(x.block.size))}
     capacity_terms: dict[Block, Any] = {x.block: x.per_type((s.groups.count * s.scale)[x.group])}
     if y is not None:
-        share_terms[y] = value_y
+        share_terms[y] = per_row @ value_y
         time_terms[y] = time_y
         capacity_terms[y] = capacity_y
     group_coords = (("job", s.labels),)
-    share = model.add_constraints("share", share_terms, lower=state.lower, coords=group_coords)
+    share = model.add_constraints("share", share_terms, lower=state.lower / c, coords=group_coords)
     model.add_constraints("time", time_terms, upper=1.0, coords=group_coords)
     model.add_constraints(
         "capacity", capacity_terms, upper=s.capacity, coords=(("gpu", s.gpu_names),)
     )
     level = None if z is None else _level_rows(model, s, state, z, t)
     model.set_objective({e: 1.0} if e is not None and state.testing else {t: 1.0}, Sense.MAXIMIZE)
-    value = sp.hstack([value_x, value_y], format="csr")
-    return model, ShareBlocks(x, y, e, z, t, share, level, value)
+    return model, ShareBlocks(x, y, e, z, t, share, level, value, c, r)
+
+
+def _scales(s: ShareStructure, state: LevelState, value: sp.csr_matrix) -> tuple[FloatArray, float]:
+    """(c, r) of the module docstring's scaling, for the state the model is built in."""
+    c = np.asarray(abs(value).max(axis=1).todense()).ravel()
+    c = np.where(c > 0, c, 1.0)
+    return c, level_scale(s, c, state)
+
+
+def level_scale(s: ShareStructure, c: FloatArray, state: LevelState) -> float:
+    """r ≈ min over active groups of c_g σ_e / (ω_g W_e), rounded to a power of ten: the
+    tightest active share row then has a t coefficient within [0.3, 3], so no solver drops it
+    as negligible (the LP stays bounded), and ordinary inputs keep r = 1 (t itself)."""
+    sigma = np.where(state.sigma > 0, state.sigma, 1.0)
+    per_t = state.omega * (s.entity_weight / sigma)[s.entity]
+    limits = c[per_t > 0] / per_t[per_t > 0]
+    if not limits.size:
+        return 1.0
+    return float(10.0 ** np.round(np.log10(limits.min())))
 
 
 def _columns(model: Model, s: ShareStructure) -> tuple[Allocation, Block | None]:

@@ -28,6 +28,7 @@ class JobAnswer:
     group_value: FloatArray  # v_g after the repair (normalized throughput per group member)
     pair_allocations: list[dict[str, Any]]
     repair: float  # largest relative repair applied to make the answer exactly feasible
+    shortfall: float = 0.0  # largest relative shortfall of a group below its floor
 
 
 def job_answer(
@@ -37,11 +38,19 @@ def job_answer(
     blocks: ShareBlocks,
     solution: Solution,
     measured: FloatArray,
+    floor: FloatArray | None = None,
 ) -> JobAnswer:
-    """Map group columns to jobs after a feasibility repair; `measured` is T for reporting."""
+    """Map group columns to jobs after a feasibility repair; `measured` is T for reporting.
+    `floor` is what each group's v must reach (its level's target): a group a solver's
+    tolerance left below it gets the missing time (see `lift`)."""
     columns = solution.x[: blocks.value.shape[1]]
     time_m, capacity_m = _resource_matrices(s, blocks)
     columns, repair = repair_columns(columns, time_m, capacity_m, s, blocks)
+    shortfall = 0.0
+    if floor is not None:
+        columns = lift(columns, floor, time_m, capacity_m, s, blocks)
+        short = (floor - blocks.value @ columns) / np.maximum(floor, 1e-300)
+        shortfall = float(np.max(short, initial=0.0))
     nx = blocks.x.block.size
     x_dense = blocks.x.dense(columns[:nx])
     value_y, time_y, _ = pair_terms(s)
@@ -61,6 +70,7 @@ def job_answer(
         blocks.value @ columns,
         pair_allocations(problem, jobs, s, columns[nx:]),
         repair,
+        shortfall,
     )
 
 
@@ -98,6 +108,41 @@ def repair_columns(
     v *= scale[gpu]
     repair = max(float(np.max(1.0 - fix, initial=0.0)), float(np.max(1.0 - scale, initial=0.0)))
     return v, repair
+
+
+def lift(
+    columns: FloatArray,
+    floor: FloatArray,
+    time_m: sp.csr_matrix,
+    capacity_m: sp.csr_matrix,
+    s: ShareStructure,
+    b: ShareBlocks,
+) -> FloatArray:
+    """Give each group left below its floor the missing time on its fastest column alone, then
+    scale back types made over-full. A solver may leave a requirement below its feasibility
+    tolerance at 0 (a job needing 1e-10 of its time next to one needing all of it); the time it
+    needs is then of that order too, so the others lose no more than round-off. What is left
+    short after this shows in the objective, which the caller certifies."""
+    v = columns.copy()
+    short = floor - b.value @ v
+    needs = short > 1e-9 * np.maximum(floor, 0.0)
+    if not needs.any():
+        return v
+    nx = b.x.block.size
+    speed = s.gain[b.x.group] * s.throughput[b.x.group, b.x.gpu]
+    order = np.lexsort((-speed, b.x.group))
+    first = order[np.r_[True, np.diff(b.x.group[order]) != 0]]  # fastest column per group
+    best = np.full(s.size, -1)
+    best[b.x.group[first]] = first
+    lifted = np.flatnonzero(needs & (best >= 0))
+    v[best[lifted]] += short[lifted] / speed[best[lifted]]
+    room = np.minimum(1.0, 1.0 / np.maximum(time_m @ v, 1e-300))
+    v[:nx] *= room[b.x.group]
+    used = capacity_m @ v
+    scale = np.where(used > s.capacity, s.capacity / np.maximum(used, 1e-300), 1.0)
+    gpu = np.concatenate([b.x.gpu, s.pair_columns[1] if s.pair_columns else np.zeros(0, int)])
+    v *= scale[gpu]
+    return v
 
 
 def pair_allocations(

@@ -159,3 +159,165 @@ def test_real_gavel_fixture_is_fair_and_full(gavel_physical: dict[str, Any]) -> 
     assert result.objective == pytest.approx(linprog_max_min(gavel_physical), rel=1e-6)
     # Work-conserving at the optimum here: every type is fully used.
     assert all(g.utilization == pytest.approx(1.0, abs=1e-6) for g in result.gpu_types)
+
+
+# Two gangs of 2 that can both run only on `a` (2 GPUs); j0 also has a throughput on `b`, where
+# a gang of 2 does not fit (1 GPU). That unusable entry still counts in j0's normalizer:
+# prop0 = (2·1 + 1·10)/3 = 4, prop1 = 2/3. Max-min: 2 x0 / 4 = 2 x1 / (2/3) with x0 + x1 = 1,
+# so x0 = 6/7, x1 = 1/7, t = 3/7. Agnostic (T = 1 where usable, prop over every listed type):
+# prop0 = 1, prop1 = 2/3: 2 x0 = 3 x1, x0 = 0.6, x1 = 0.4, t = 1.2.
+MERGE_TRAP = {
+    "gpu_types": [{"name": "a", "count": 2}, {"name": "b", "count": 1}],
+    "jobs": [
+        {"id": "j0", "scale_factor": 2, "throughput": {"a": 1.0, "b": 10.0}},
+        {"id": "j1", "scale_factor": 2, "throughput": {"a": 1.0}},
+    ],
+}
+
+
+@pytest.mark.parametrize("policy", ["max_min_fairness", "water_filling"])
+def test_jobs_differing_only_on_a_type_too_small_for_their_gang_stay_apart(policy: str) -> None:
+    aware = solve(MERGE_TRAP, policy=policy)
+    assert aware.status is Status.OPTIMAL
+    assert aware.objective == pytest.approx(3 / 7)
+    assert aware.job("j0").allocation["a"] == pytest.approx(6 / 7)
+    assert aware.job("j1").allocation["a"] == pytest.approx(1 / 7)
+    agnostic = solve(MERGE_TRAP, policy=policy, options={"heterogeneity_aware": False})
+    assert agnostic.objective == pytest.approx(1.2)
+    assert agnostic.job("j0").allocation["a"] == pytest.approx(0.6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), aware=st.booleans())
+def test_merging_never_joins_jobs_the_lp_tells_apart(seed: int, aware: bool) -> None:
+    """Random twins: copies of one job that differ only on a type their gang does not fit."""
+    rng = np.random.default_rng(seed)
+    types = [{"name": f"g{k}", "count": int(c)} for k, c in enumerate(rng.integers(1, 5, 3))]
+    small = min(types, key=lambda g: g["count"])
+    jobs = []
+    for i in range(int(rng.integers(2, 6))):
+        scale = small["count"] + 1
+        base = {g["name"]: float(rng.uniform(0.5, 5)) for g in types if g["count"] >= scale}
+        for copy in range(int(rng.integers(1, 4))):
+            extra = {small["name"]: float(rng.uniform(0.1, 50))} if copy else {}
+            jobs.append(
+                {"id": f"j{i}-{copy}", "scale_factor": scale, "throughput": {**base, **extra}}
+            )
+    snapshot = {"gpu_types": types, "jobs": jobs}
+    merged = solve(snapshot, options={"heterogeneity_aware": aware})
+    plain = solve(snapshot, options={"heterogeneity_aware": aware, "merge_identical": False})
+    if plain.objective is None:
+        assert merged.objective is None
+        return
+    assert merged.objective == pytest.approx(plain.objective, rel=1e-6)
+    assert merged.objective == pytest.approx(linprog_max_min(snapshot, aware), rel=1e-6)
+
+
+# Shares far below a solver's tolerance (FORMULATIONS §1; the reproducer of the "tiny optima"
+# defect): j0's gang fits only `a`, where it makes 0.001 steps/s against a normalizer of
+# (2·0.001 + 10000)/3, with weight 1000: u0 = 2·0.001 x0 / (1000 · 3333.3) = 6e-10 x0. j1 needs
+# x1 = 4e-10 of `a` to match, which costs j0 2e-10 of its time: t ≈ 6.0e-10, x0 ≈ 1.
+TINY = {
+    "gpu_types": [{"name": "a", "count": 2}, {"name": "b", "count": 1}],
+    "jobs": [
+        {"id": "j0", "scale_factor": 2, "weight": 1000.0, "throughput": {"a": 0.001, "b": 1e4}},
+        {"id": "j1", "scale_factor": 1, "weight": 1.0, "throughput": {"a": 1.0}},
+    ],
+}
+
+
+def scaled_max_min(snapshot: dict[str, Any]) -> float:
+    """FORMULATIONS §1 with each job's variables in units of what it needs: Z_jk = X_jk a_j / t0
+    with a_j its best share per unit of time and t0 = min_j a_j (no level can pass it), so every
+    share row reads Σ_k (a_jk / a_j) Z_jk ≥ τ with τ = t / t0 of order 1, whatever the
+    magnitudes. Written apart from apportion's own scaling."""
+    names = [g["name"] for g in snapshot["gpu_types"]]
+    n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
+    jobs = snapshot["jobs"]
+    t = np.array([[j.get("throughput", {}).get(k, 0.0) for k in names] for j in jobs])
+    s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
+    w = np.array([j.get("weight", 1.0) for j in jobs], dtype=float)
+    prop = t @ n / n.sum()
+    usable = (t > 0) & (s[:, None] <= n[None, :])
+    keep = usable.any(axis=1)
+    a = np.where(usable, s[:, None] * t / (w * prop)[:, None], 0.0)[keep]
+    s = s[keep]
+    best = a.max(axis=1)
+    t0 = float(best.min())
+    m, k = a.shape
+    unit = t0 / best  # X_jk = unit_j · Z_jk
+    rows, rhs = [], []
+    for j in range(m):
+        share = np.zeros(m * k + 1)
+        share[j * k : (j + 1) * k] = -a[j] / best[j]
+        share[-1] = 1.0
+        time = np.zeros(m * k + 1)
+        time[j * k : (j + 1) * k] = unit[j]
+        rows += [share, time]
+        rhs += [0.0, 1.0]
+    for g in range(k):
+        cap = np.zeros(m * k + 1)
+        cap[g : m * k : k] = s * unit
+        rows.append(cap)
+        rhs.append(n[g])
+    bounds = [(0, None if a[j, g] > 0 else 0) for j in range(m) for g in range(k)] + [(0, None)]
+    cost = np.zeros(m * k + 1)
+    cost[-1] = -1.0
+    res = linprog(cost, A_ub=np.array(rows), b_ub=rhs, bounds=bounds, method="highs")
+    assert res.status == 0
+    return float(-res.fun) * t0
+
+
+@pytest.mark.parametrize("backend", ["highs", "clarabel", "cvxpy", "pulp"])
+@pytest.mark.parametrize("policy", ["max_min_fairness", "water_filling"])
+def test_tiny_optimum_is_found_not_called_zero(policy: str, backend: str) -> None:
+    result = solve(TINY, policy=policy, options={"backend": backend})
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(6.0e-10, rel=1e-3)
+    assert result.objective == pytest.approx(scaled_max_min(TINY), rel=1e-6)
+    x = assert_feasible_allocation(result, TINY)
+    assert x[0, 0] == pytest.approx(1.0, abs=1e-8) and x[1, 0] > 0
+
+
+def test_tiny_optimum_with_space_sharing_on() -> None:
+    result = solve(TINY, options={"space_sharing": True})
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(scaled_max_min(TINY), rel=1e-6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), policy=st.sampled_from(["max_min_fairness", "water_filling"]))
+def test_shares_near_1e_9_are_exact(seed: int, policy: str) -> None:
+    """Ordinary jobs next to heavy ones whose shares are 1e-12–1e-6: weights to 1e3,
+    throughputs to 1e-3 on the only type their gang fits, large normalizers elsewhere."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 5, 3)
+    k = int(rng.integers(3))
+    counts[k] = counts.max() + 1  # only type k fits the heavy gangs
+    types = [{"name": f"g{g}", "count": int(c)} for g, c in enumerate(counts)]
+    jobs = [
+        {"id": f"n{i}", "throughput": {g["name"]: float(rng.uniform(0.5, 5)) for g in types}}
+        for i in range(int(rng.integers(1, 5)))
+    ]
+    for i in range(int(rng.integers(1, 3))):
+        jobs.append(
+            {
+                "id": f"h{i}",
+                "scale_factor": int(counts[k]),
+                "weight": float(10 ** rng.uniform(0, 3)),
+                "throughput": {
+                    g["name"]: float(
+                        10 ** rng.uniform(-3, -1) if j == k else 10 ** rng.uniform(3, 4)
+                    )
+                    for j, g in enumerate(types)
+                },
+            }
+        )
+    snapshot = {"gpu_types": types, "jobs": jobs}
+    result = solve(snapshot, policy=policy)
+    assert result.status is Status.OPTIMAL
+    assert result.objective is not None and result.objective > 0
+    assert result.objective == pytest.approx(scaled_max_min(snapshot), rel=1e-6)
+    shares = normalized_shares(assert_feasible_allocation(result, snapshot), snapshot)
+    assert shares.min() >= result.objective * (1 - 1e-6)
+    assert result.objective < 1e-3  # the regime this test is for (typically 1e-10–1e-6)
