@@ -132,7 +132,9 @@ def repair_allocation(
     trustworthy and the caller says so in the status.
     """
     x = np.clip(allocation, 0.0, 1.0)
-    x[x < 1e-10] = 0.0
+    # Interior points leave crumbs (1e-12 where the answer is 0); a crumb is small next to the
+    # job's own time, not in absolute terms: a job may rightly need 1e-13 of its time.
+    x[x < 1e-9 * x.max(axis=1, keepdims=True)] = 0.0
     row = x.sum(axis=1)
     over = row > 1.0
     x[over] /= row[over, None]

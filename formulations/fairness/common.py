@@ -7,10 +7,13 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
+from formulations.fairness.share_input import Entities, ShareInput, share_input
 from formulations.fairness.share_lp import ShareStructure
 from formulations.fairness.space_sharing import SpaceSharingOptions, check_space_sharing
 from solver.arrays import ClusterArrays
 from solver.backends import LpMethod
+from solver.context import SolveContext
+from solver.snapshot import Snapshot
 
 FloatArray = NDArray[np.float64]
 
@@ -33,6 +36,22 @@ def policy_throughput(problem: ClusterArrays, heterogeneity_aware: bool) -> Floa
     if heterogeneity_aware:
         return problem.throughput
     return (problem.throughput > 0).astype(float)
+
+
+def plain_input(
+    snapshot: Snapshot, problem: ClusterArrays, options: FairnessOptions, ctx: SolveContext
+) -> ShareInput:
+    """The share structure of a policy without entities (max-min, water filling)."""
+    options.check()
+    return share_input(
+        snapshot,
+        problem,
+        policy_throughput(problem, options.heterogeneity_aware),
+        Entities.single(problem.num_jobs),
+        merge=ctx.options.merge_identical,
+        space_sharing=options.space_sharing,
+        prune=options.prune_pairs,
+    )
 
 
 def lp_method_for(structure: ShareStructure) -> LpMethod:

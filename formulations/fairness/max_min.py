@@ -17,9 +17,8 @@ reported with the reason.
 
 from __future__ import annotations
 
-from formulations.fairness.common import FairnessOptions, policy_throughput
+from formulations.fairness.common import FairnessOptions, plain_input
 from formulations.fairness.run import solve_once
-from formulations.fairness.share_input import Entities, share_input
 from solver.arrays import ClusterArrays
 from solver.context import SolveContext
 from solver.policy import Outcome, Policy
@@ -33,17 +32,7 @@ class MaxMinFairnessOptions(FairnessOptions):
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: MaxMinFairnessOptions, ctx: SolveContext
 ) -> Outcome:
-    options.check()
-    prepared = share_input(
-        snapshot,
-        problem,
-        policy_throughput(problem, options.heterogeneity_aware),
-        Entities.single(problem.num_jobs),
-        merge=ctx.options.merge_identical,
-        space_sharing=options.space_sharing,
-        prune=options.prune_pairs,
-    )
-    return solve_once(problem, prepared, ctx)
+    return solve_once(problem, plain_input(snapshot, problem, options, ctx), ctx)
 
 
 POLICY = Policy(

@@ -25,7 +25,8 @@ normalizers: a level of 1e-10 is an ordinary answer), far below a solver's feasi
 tolerance. So each share row is divided by c_g, its largest coefficient, and the level is
 solved as τ = t / r with r = min_g c_g σ_e / (ω_g W_e), the largest level the most limited group
 could reach, rounded to a power of ten (z likewise): every row then has coefficients of at
-most about 1 and τ of order 1 at the first level. Results are read back through `ShareBlocks` in the original units.
+most about 1 and τ of order 1 at the first level. Results are read back through `ShareBlocks`
+in the original units.
 
 A group's effective weight is W_e ω_g / σ_e: plain max-min has one entity with W = σ = 1 and
 ω_g = w_g; entities with `fairness` use σ_e = Σ_{active g∈e} n_g w_g; `fifo` gives ω = 1 to the

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from formulations.fairness.common import FairnessOptions, policy_throughput
+from formulations.fairness.common import FairnessOptions, plain_input
 from formulations.fairness.levels import WeightRule
 from formulations.fairness.run import solve_levels
-from formulations.fairness.share_input import Entities, share_input
 from formulations.fairness.share_lp import ShareStructure
 from solver.arrays import ClusterArrays
 from solver.context import SolveContext
@@ -34,17 +33,7 @@ def plain_rule(structure: ShareStructure) -> WeightRule:
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: WaterFillingOptions, ctx: SolveContext
 ) -> Outcome:
-    options.check()
-    prepared = share_input(
-        snapshot,
-        problem,
-        policy_throughput(problem, options.heterogeneity_aware),
-        Entities.single(problem.num_jobs),
-        merge=ctx.options.merge_identical,
-        space_sharing=options.space_sharing,
-        prune=options.prune_pairs,
-    )
-    return solve_levels(problem, prepared, plain_rule, ctx)
+    return solve_levels(problem, plain_input(snapshot, problem, options, ctx), plain_rule, ctx)
 
 
 POLICY = Policy(

@@ -16,12 +16,16 @@ medium instances; the worst-co-runner penalty is the scalable one.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from formulations.placement.instance import Instance
 from formulations.placement.model import Placement, matrix
 from formulations.placement.running import running_pieces
 from formulations.placement.worst import Penalty
-from solver.model import Model, Take
+from solver.model import Block, Model, Take
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
 
 
 def running_constant(inst: Instance) -> float:
@@ -38,14 +42,24 @@ def running_constant(inst: Instance) -> float:
 
 
 def add_additive(model: Model, inst: Instance, pl: Placement) -> Penalty:
+    """The rows of the module docstring: candidate pairs, then candidates next to running
+    jobs."""
+    pair_at = np.full((inst.options.size, len(inst.node_ids)), -1, dtype=np.int64)
+    pair_at[pl.pair_option, pl.pair_node] = np.arange(pl.num_pairs)
+    y, d_y = _candidate_pairs(model, inst, pl, pair_at)
+    z, d_z = _running_pairs(model, inst, pl, pair_at)
+    return Penalty({y: d_y, z: d_z}, running_constant(inst) + float(inst.candidates.size))
+
+
+def _candidate_pairs(
+    model: Model, inst: Instance, pl: Placement, pair_at: IntArray
+) -> tuple[Block, FloatArray]:
+    """y_oo' ≥ w_on + w_o'n − 1 for option pairs of different candidates that both fit some
+    node together and cost something there; returns y and d per y."""
     opts = inst.options
     excess = inst.cs - 1.0
-    n_opt, n_node = opts.size, len(inst.node_ids)
-    pair_at = np.full((n_opt, n_node), -1, dtype=np.int64)
-    pair_at[pl.pair_option, pl.pair_node] = np.arange(pl.num_pairs)
+    n_opt = opts.size
     labels = [inst.job_ids[j] for j in inst.candidates]
-
-    # Candidate option pairs.
     d = excess[opts.config][:, opts.config]
     d = d + d.T
     upper = np.triu(np.ones((n_opt, n_opt), bool), 1)
@@ -78,8 +92,17 @@ def add_additive(model: Model, inst: Instance, pl: Placement) -> Penalty:
             },
             lower=-1.0,
         )
+    return y, d[o1, o2]
 
-    # Option next to a running job.
+
+def _running_pairs(
+    model: Model, inst: Instance, pl: Placement, pair_at: IntArray
+) -> tuple[Block, FloatArray]:
+    """y_or ≥ w_on for option o on a node n of running job r where the pair costs something;
+    returns y and d per y."""
+    opts = inst.options
+    excess = inst.cs - 1.0
+    labels = [inst.job_ids[j] for j in inst.candidates]
     r_job, r_node = running_pieces(inst)
     r_cfg = inst.running_config[r_job]
     d_run = excess[opts.config][:, r_cfg] + excess[r_cfg][:, opts.config].T  # options × pieces
@@ -105,7 +128,4 @@ def add_additive(model: Model, inst: Instance, pl: Placement) -> Penalty:
             lower=0.0,
         )
     weight_z = d_run[key[0], np.searchsorted(r_job, key[1])] if key.size else np.zeros(0)
-    return Penalty(
-        {y: d[o1, o2], z: weight_z},
-        running_constant(inst) + float(inst.candidates.size),
-    )
+    return z, weight_z

@@ -20,7 +20,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from formulations.placement.instance import Instance
-from formulations.placement.pooled import Counters, Pooled, families, placement_rows
+from formulations.placement.pooled.counters import Counters
+from formulations.placement.pooled.families import families
+from formulations.placement.pooled.model import Pooled, placement_rows
 from formulations.placement.running import running_floor, running_pieces, running_worst
 from solver.model import Model, Sense
 
@@ -38,7 +40,7 @@ def piece_costs(inst: Instance) -> FloatArray:
 
 
 def build(inst: Instance, w1: float) -> Pooled:
-    """The estimate as a model; `placement_pooled.decode` reads its solutions."""
+    """The estimate as a model; `pooled.decode` reads its solutions."""
     fam = families(inst)
     model = Model("contention_placement_estimate")
     s, u = placement_rows(model, inst, fam)
@@ -51,5 +53,5 @@ def build(inst: Instance, w1: float) -> Pooled:
         },
         Sense.MAXIMIZE,
     )
-    none = Counters(None, np.zeros(0, np.int64), np.zeros(0), np.zeros(0))
+    none = Counters.none()
     return Pooled(model, fam, s, u, none, none)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from formulations.placement.instance import Instance
+from formulations.placement.instance import Instance, Started
 
 FloatArray = NDArray[np.float64]
 
@@ -41,14 +41,12 @@ class Evaluation:
     sources: Counter[str] = field(default_factory=Counter)
 
 
-def evaluate(
-    instance: Instance,
-    started: dict[int, tuple[int, list[int]]],
-    w1: float,
-    penalty: str,
-) -> Evaluation:
-    """`started` maps a candidate's job index to (option index, node indices)."""
-    held: dict[int, tuple[int, dict[int, int]]] = {}  # job → (config, {node: GPUs})
+Held = dict[int, tuple[int, dict[int, int]]]  # job → (config, {node: GPUs})
+
+
+def _held(instance: Instance, started: Started) -> Held:
+    """Every job holding GPUs: running ones where they run, started ones where they start."""
+    held: Held = {}
     for r, j in enumerate(instance.running):
         nodes = instance.running_nodes[r].tolist()
         gpus = instance.running_gpus[r].tolist()
@@ -56,6 +54,17 @@ def evaluate(
     opts = instance.options
     for j, (o, nodes) in started.items():
         held[j] = (int(opts.config[o]), dict.fromkeys(nodes, int(opts.per_node[o])))
+    return held
+
+
+def evaluate(
+    instance: Instance,
+    started: Started,
+    w1: float,
+    penalty: str,
+) -> Evaluation:
+    """`started` maps a candidate's job index to (option index, node indices)."""
+    held = _held(instance, started)
     on_node: dict[int, list[int]] = {}
     for j, (_, nodes_of) in held.items():
         for n in nodes_of:

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from formulations.placement.instance import Instance
-
-Started = dict[int, tuple[int, list[int]]]
+from formulations.placement.instance import Instance, Started
 
 
 @dataclass

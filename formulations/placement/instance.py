@@ -17,13 +17,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from formulations.placement.contention import Config, ContentionLookup, Lookup
-from solver.snapshot import Snapshot
+from solver.snapshot import Job, Snapshot
 from solver.snapshot.view import node_type
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 Shape = tuple[int, int]  # (nodes, GPUs per node)
+#: A placement of candidates: job index → (option row, node indices).
+Started = dict[int, tuple[int, list[int]]]
 
 
 @dataclass
@@ -116,54 +118,22 @@ def build_instance(
 ) -> Instance:
     nodes = snapshot.nodes or []
     type_names = [g.name for g in snapshot.gpu_types]
-    node_index = {node.id: n for n, node in enumerate(nodes)}
     node_gpus = np.array([node.gpus for node in nodes], dtype=np.int64)
     types = np.array([type_names.index(node_type(snapshot, n)) for n in nodes], dtype=np.int64)
+    configs = _Configs()
+    running = _running(snapshot, {node.id: n for n, node in enumerate(nodes)}, configs)
     free = node_gpus.copy()
-    configs: dict[Config, int] = {}
-
-    def config_of(cfg: Config) -> int:
-        return configs.setdefault(cfg, len(configs))
-
-    running, r_nodes, r_gpus, r_config = [], [], [], []
-    for j, job in enumerate(snapshot.jobs):
-        if job.placement is None:
-            continue
-        idx = np.array([node_index[n] for n in job.placement], dtype=np.int64)
-        gpus = np.array(list(job.placement.values()), dtype=np.int64)
+    for idx, gpus in zip(running.nodes, running.gpus, strict=True):
         free[idx] -= gpus
-        running.append(j)
-        r_nodes.append(idx)
-        r_gpus.append(gpus)
-        r_config.append(config_of((job.workload_class, job.scale_factor, idx.size)))
-
+    waiting = _Waiting(type_names, node_gpus, types, free, shapes, allow_single_node)
     candidates = [j for j, job in enumerate(snapshot.jobs) if job.placement is None]
-    reasons: dict[int, str] = {}
-    rows: list[tuple[int, int, int, int, int]] = []
-    identity: list[tuple[object, ...]] = []
     for position, j in enumerate(candidates):
-        job = snapshot.jobs[j]
-        usable = [
-            k for k, name in enumerate(type_names) if not job.throughput or job.throughput.get(name)
-        ]
-        allowed = _allowed(job.scale_factor, usable, node_gpus, types, shapes, allow_single_node)
-        if job.consolidate and allowed:
-            fewest = min(k for k, _, _ in allowed)
-            allowed = [s for s in allowed if s[0] == fewest]
-        fitting = [(k, p, t) for k, p, t in allowed if ((types == t) & (free >= p)).sum() >= k]
-        if not allowed:
-            reasons[j] = f"no allowed shape places {job.scale_factor} GPUs on these nodes"
-        elif not fitting:
-            reasons[j] = "not started: no allowed shape fits the free GPUs"
-        cfg_class = job.workload_class
-        for k, p, t in fitting:
-            rows.append((position, k, p, t, config_of((cfg_class, job.scale_factor, k))))
-        identity.append((cfg_class, job.scale_factor, tuple(fitting)))
-
-    group = _groups(identity)
-    table = _pool(np.array(rows, dtype=np.int64).reshape(-1, 5), group, scope == "multi_node")
-    lookup = ContentionLookup(snapshot.contention, scope)
-    config_list = list(configs)
+        waiting.add(position, j, snapshot.jobs[j], configs)
+    group = _groups(waiting.identity)
+    table = _pool(
+        np.array(waiting.rows, dtype=np.int64).reshape(-1, 5), group, scope == "multi_node"
+    )
+    config_list = list(configs.index)
     instance = Instance(
         job_ids=[job.id for job in snapshot.jobs],
         node_ids=[node.id for node in nodes],
@@ -171,32 +141,114 @@ def build_instance(
         node_type=types,
         free=free,
         type_names=type_names,
-        running=np.array(running, dtype=np.int64),
-        running_nodes=r_nodes,
-        running_gpus=r_gpus,
-        running_config=np.array(r_config, dtype=np.int64),
+        running=np.array(running.jobs, dtype=np.int64),
+        running_nodes=running.nodes,
+        running_gpus=running.gpus,
+        running_config=np.array(running.config, dtype=np.int64),
         candidates=np.array(candidates, dtype=np.int64),
         demand=np.array([snapshot.jobs[j].scale_factor for j in candidates], dtype=np.int64),
-        identity=identity,
+        identity=waiting.identity,
         group=group,
-        options=Options(
-            candidate=table[:, 0].copy(),
-            nodes=table[:, 1].copy(),
-            per_node=table[:, 2].copy(),
-            gpu_type=table[:, 3].copy(),
-            config=table[:, 4].copy(),
-            pooled=table[:, 5] > 0,
-            limit=table[:, 6].copy(),
-        ),
+        options=_options(table),
         configs=config_list,
         cs=np.ones((len(config_list), len(config_list))),
-        lookup=lookup,
-        reasons=reasons,
+        lookup=ContentionLookup(snapshot.contention, scope),
+        reasons=waiting.reasons,
     )
     for a in range(len(config_list)):
         for b in range(len(config_list)):
             instance.cs[a, b] = instance.source(a, b).cs
     return instance
+
+
+@dataclass
+class _Configs:
+    """Configuration numbers in order of first appearance (running jobs first)."""
+
+    index: dict[Config, int] = field(default_factory=dict)
+
+    def of(self, cfg: Config) -> int:
+        return self.index.setdefault(cfg, len(self.index))
+
+
+@dataclass
+class _Running:
+    jobs: list[int] = field(default_factory=list)
+    nodes: list[IntArray] = field(default_factory=list)
+    gpus: list[IntArray] = field(default_factory=list)
+    config: list[int] = field(default_factory=list)
+
+
+def _running(snapshot: Snapshot, node_index: dict[str, int], configs: _Configs) -> _Running:
+    """The placed jobs: their nodes, GPUs on each and configuration."""
+    out = _Running()
+    for j, job in enumerate(snapshot.jobs):
+        if job.placement is None:
+            continue
+        idx = np.array([node_index[n] for n in job.placement], dtype=np.int64)
+        out.jobs.append(j)
+        out.nodes.append(idx)
+        out.gpus.append(np.array(list(job.placement.values()), dtype=np.int64))
+        out.config.append(configs.of((job.workload_class, job.scale_factor, idx.size)))
+    return out
+
+
+@dataclass
+class _Waiting:
+    """The candidates' option rows (position, k, p, type, config), identities and the reasons
+    a candidate cannot start at all."""
+
+    type_names: list[str]
+    node_gpus: IntArray
+    types: IntArray
+    free: IntArray
+    shapes: Mapping[int, Sequence[Shape]] | None
+    allow_single_node: bool
+    rows: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    identity: list[tuple[object, ...]] = field(default_factory=list)
+    reasons: dict[int, str] = field(default_factory=dict)
+
+    def add(self, position: int, j: int, job: Job, configs: _Configs) -> None:
+        usable = [
+            k
+            for k, name in enumerate(self.type_names)
+            if not job.throughput or job.throughput.get(name)
+        ]
+        allowed = _allowed(
+            job.scale_factor,
+            usable,
+            self.node_gpus,
+            self.types,
+            self.shapes,
+            self.allow_single_node,
+        )
+        if job.consolidate and allowed:
+            fewest = min(k for k, _, _ in allowed)
+            allowed = [s for s in allowed if s[0] == fewest]
+        fitting = [
+            (k, p, t) for k, p, t in allowed if ((self.types == t) & (self.free >= p)).sum() >= k
+        ]
+        if not allowed:
+            self.reasons[j] = f"no allowed shape places {job.scale_factor} GPUs on these nodes"
+        elif not fitting:
+            self.reasons[j] = "not started: no allowed shape fits the free GPUs"
+        cfg_class = job.workload_class
+        for k, p, t in fitting:
+            self.rows.append((position, k, p, t, configs.of((cfg_class, job.scale_factor, k))))
+        self.identity.append((cfg_class, job.scale_factor, tuple(fitting)))
+
+
+def _options(table: IntArray) -> Options:
+    """The option rows of `_pool`'s table."""
+    return Options(
+        candidate=table[:, 0].copy(),
+        nodes=table[:, 1].copy(),
+        per_node=table[:, 2].copy(),
+        gpu_type=table[:, 3].copy(),
+        config=table[:, 4].copy(),
+        pooled=table[:, 5] > 0,
+        limit=table[:, 6].copy(),
+    )
 
 
 def _groups(identity: list[tuple[object, ...]]) -> IntArray:

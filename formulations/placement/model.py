@@ -10,7 +10,7 @@ at least p_o free GPUs):
     Σ_o p_o w_on ≤ F_n                    (free GPUs of node n; running jobs never move)
     Σ_{o: p_o ≥ t} w_on ≤ ⌊F_n / t⌋       (piece counts, where t does not divide F_n)
 A pooled row (single-node shape of a group of m interchangeable candidates, see
-`placement_instance`) has integer v_o ≤ m and w_on ≤ min(m, ⌊F_n/p_o⌋), and the group's starts
+`instance`) has integer v_o ≤ m and w_on ≤ min(m, ⌊F_n/p_o⌋), and the group's starts
 are capped by m instead.
 Symmetry: interchangeable candidates start in order and, when both start, in order of a position
 key; interchangeable empty nodes are loaded in order. `canonical` maps any placement to the
@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from formulations.placement.instance import Instance
+from formulations.placement.instance import Instance, Started
 from solver.model import Block, Model, Take
 
 IntArray = NDArray[np.int64]
@@ -201,9 +201,7 @@ def node_classes(inst: Instance) -> list[tuple[object, ...]]:
     ]
 
 
-def canonical(
-    inst: Instance, started: dict[int, tuple[int, list[int]]]
-) -> dict[int, tuple[int, list[int]]]:
+def canonical(inst: Instance, started: Started) -> Started:
     """The equivalent placement the symmetry rows keep: interchangeable nodes loaded in
     non-increasing order, interchangeable candidates' own starts first and by position key."""
     opts, n_nodes = inst.options, len(inst.node_ids)
@@ -217,7 +215,7 @@ def canonical(
         relabel[ordered] = members
     moved = {j: (o, relabel[nodes].tolist()) for j, (o, nodes) in started.items()}
     rank = own_rank(inst)
-    out: dict[int, tuple[int, list[int]]] = {}
+    out: Started = {}
     for g in np.unique(inst.group).tolist():
         members = inst.candidates[inst.group == g].tolist()
         mine = [moved[j] for j in members if j in moved]

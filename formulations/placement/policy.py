@@ -10,87 +10,42 @@ snapshot (running and waiting):
     U = (Σ_running g_r + Σ_o g_o v_o) / C                       (GPU utilization)
     Φ = (Σ_running+candidates c_j) / M                          (mean contention sensitivity;
                                                                  a waiting job counts c = 1)
-subject to the placement rows of `placement_model` (shapes, capacity, one start per job) and
+subject to the placement rows of `model` (shapes, capacity, one start per job) and
 either penalty:
 
 - worst (default, DeepShare's simulator): c_j = max(1, max over co-runners CS(α_j | α_b)),
-  linearized per (configuration, node) in `placement_worst`;
+  linearized per (configuration, node) in `worst`;
 - additive: c_j = 1 + Σ over co-runners (CS(α_j | α_b) − 1), linearized per job pair in
-  `placement_additive` (heavier: quadratic in candidates).
+  `additive` (heavier: quadratic in candidates).
 
 Co-runners are the other jobs holding GPUs on a node the job uses. The mean runs over every job
 of the snapshot rather than over running ones only: a mean over the started jobs would reward
 starting an uncontended job just to dilute it, and is not linear. DeepShare's own metric (mean
 over running and started jobs) is reported as `mean_contention_sensitivity`.
 
-Solving (`placement_solve`): a greedy placement is the starting incumbent; candidate-pair rows of
-the worst penalty are added lazily; under DeepShare's scope a pooled relaxation without
-per-candidate copies (`placement_pooled`) is solved first and settles the answer when its bound
-proves the best placement found; the reported numbers are recomputed from the placement
-(`placement_eval`), not read from the solver. Under a time limit the best placement found is
-returned with its gap (status `feasible`), or the greedy one (status `fallback`) if the solver
-had none of its own.
+Solving (`search`): a greedy placement (or an estimate's, `start`) is the starting incumbent;
+candidate-pair rows of the worst penalty are added lazily; under DeepShare's scope a pooled
+relaxation without per-candidate copies (`pooled`) is solved first and settles the answer when
+its bound proves the best placement found; the reported numbers are recomputed from the
+placement (`evaluate`), not read from the solver. Under a time limit the best placement found
+is returned with its gap (status `feasible`), or the greedy one (status `fallback`) if the
+solver had none of its own.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field, field_validator
-
 from formulations.placement.evaluate import evaluate
 from formulations.placement.instance import build_instance
+from formulations.placement.options import ContentionPlacementOptions
 from formulations.placement.report import outcome_from
 from formulations.placement.search import solve as solve_placement
 from solver.arrays import ClusterArrays
 from solver.backends import Feature
 from solver.context import SolveContext
 from solver.errors import InputError
-from solver.options import PolicyOptions
 from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
 from solver.status import Status
-
-
-class ContentionPlacementOptions(PolicyOptions):
-    w1: float = Field(
-        0.5,
-        ge=0.0,
-        le=1.0,
-        description="Weight W1 of the mean contention sensitivity; utilization gets W2 = 1 − W1.",
-    )
-    penalty: Literal["worst", "additive"] = Field(
-        "worst",
-        description="worst: a job's CS is set by its worst co-runner (DeepShare); additive: "
-        "1 + Σ (CS − 1) over its co-runners.",
-    )
-    contention_scope: Literal["multi_node", "all"] = Field(
-        "multi_node",
-        description="multi_node: jobs on a single node neither suffer nor cause network "
-        "contention (DeepShare's simulator); all: every co-located pair counts.",
-    )
-    shapes: dict[int, list[tuple[int, int]]] | None = Field(
-        None,
-        description="Allowed shapes per demand, {demand: [[nodes, GPUs per node], ...]}; "
-        "demands not listed get powers of two up to the node size.",
-    )
-    allow_single_node: bool = Field(
-        True, description="Allow multi-GPU jobs on one node (DeepShare's baselines do not)."
-    )
-
-    @field_validator("shapes")
-    @classmethod
-    def _shapes_match(
-        cls, shapes: dict[int, list[tuple[int, int]]] | None
-    ) -> dict[int, list[tuple[int, int]]] | None:
-        for demand, listed in (shapes or {}).items():
-            for k, p in listed:
-                if k < 1 or p < 1 or k * p != demand:
-                    raise ValueError(
-                        f"shape [{k}, {p}] for demand {demand}: nodes × GPUs per node must "
-                        f"equal the demand"
-                    )
-        return shapes
 
 
 def run(

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from formulations.placement.evaluate import Evaluation
-from formulations.placement.instance import Instance
+from formulations.placement.instance import Instance, Started
+from formulations.placement.options import ContentionPlacementOptions
 from solver.arrays import ClusterArrays
 from solver.policy import Outcome
 from solver.status import Status
-
-if TYPE_CHECKING:
-    from formulations.placement.policy import ContentionPlacementOptions
 
 OBJECTIVE_NAME = "W2·utilization − W1·mean contention sensitivity"
 #: Solver and definition may differ by the MILP feasibility tolerance, no more.
@@ -27,7 +25,7 @@ def outcome_from(
     evaluation: Evaluation | None,
     status: Status,
     solver_objective: float | None,
-    started: dict[int, tuple[int, list[int]]] | None = None,
+    started: Started | None = None,
     warnings: list[str] | None = None,
 ) -> Outcome:
     allocation = np.zeros((problem.num_jobs, problem.num_types))
@@ -66,9 +64,7 @@ def outcome_from(
     )
 
 
-def _metrics(
-    inst: Instance, ev: Evaluation, started: dict[int, tuple[int, list[int]]]
-) -> dict[str, np.ndarray]:
+def _metrics(inst: Instance, ev: Evaluation, started: Started) -> dict[str, np.ndarray]:
     m = inst.num_jobs
     state = np.full(m, "waiting", dtype=object)
     state[inst.running] = "running"
@@ -90,9 +86,7 @@ def _metrics(
     }
 
 
-def _reasons(
-    inst: Instance, ev: Evaluation, started: dict[int, tuple[int, list[int]]], status: Status
-) -> dict[int, str]:
+def _reasons(inst: Instance, ev: Evaluation, started: Started, status: Status) -> dict[int, str]:
     reasons = dict(inst.reasons)
     residual = inst.free.copy()
     for o, nodes in started.values():
@@ -120,7 +114,7 @@ def _summary(
     inst: Instance,
     options: ContentionPlacementOptions,
     ev: Evaluation,
-    started: dict[int, tuple[int, list[int]]],
+    started: Started,
     solver_objective: float | None,
 ) -> dict[str, Any]:
     return {

@@ -1,4 +1,4 @@
-"""Rows for the running jobs' side of worst-co-runner contention (see `placement_worst`).
+"""Rows for the running jobs' side of worst-co-runner contention (see `worst`).
 
 Running jobs never move, so what they impose is constant: R_αn, the worst CS a job of
 configuration α suffers from the running jobs on node n, and K_r, what running job r suffers from
@@ -9,17 +9,13 @@ of r's nodes) so that the relaxation cannot spread a job thinly to hide the dama
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from numpy.typing import NDArray
 
+from formulations.placement.indexed import Indexed
 from formulations.placement.instance import Instance
 from formulations.placement.model import Placement, matrix
 from solver.model import Block, Model, Take
-
-if TYPE_CHECKING:
-    from formulations.placement.worst import Indexed
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -72,21 +68,10 @@ def running_rows(
                                                              else p_o / F_n: the pieces' GPU-
                                                              weighted mean, at most their max)
     The second row is what keeps the relaxation from diluting damage over many fractional
-    pieces."""
-    piece, beta = hurt
-    r_job, r_node = pieces
-    opts = inst.options
-    cfg, node = opts.config[pl.pair_option], pl.pair_node
-    # (running piece, pair) couples on the same node with a positive excess.
-    by_node = [np.flatnonzero(node == n) for n in range(len(inst.node_ids))]
-    couple_piece = np.repeat(np.arange(r_job.size), [by_node[n].size for n in r_node.tolist()])
-    couple_pair = (
-        np.concatenate([by_node[n] for n in r_node.tolist()]) if r_job.size else np.zeros(0, int)
-    )
-    job = r_job[couple_piece]
-    excess = inst.cs[inst.running_config[job], cfg[couple_pair]] - floor[job]
-    keep = excess > 0
-    couple_piece, couple_pair, excess = couple_piece[keep], couple_pair[keep], excess[keep]
+    pieces. Returns the c block and which running jobs have one (the rest keep K_r)."""
+    piece = hurt[0]
+    r_job = pieces[0]
+    couple_piece, couple_pair, excess = _couples(inst, pl, pieces, floor)
     used = np.unique(np.concatenate([r_job[piece], r_job[couple_piece]]))
     has = np.zeros(inst.running.size, bool)
     has[used] = True
@@ -95,19 +80,7 @@ def running_rows(
         "cs_running", used.size, lower=floor[used], coords=(("job", Take(labels, used)),)
     )
     if piece.size:
-        job = r_job[piece]
-        rows = np.arange(piece.size)
-        gain = inst.cs[inst.running_config[job], beta] - floor[job]
-        model.add_constraints(
-            "cs_running",
-            {
-                c: matrix(rows, np.searchsorted(used, job), 1.0, (rows.size, c.size)),
-                h.block: matrix(
-                    rows, h.index[beta, r_node[piece]], -gain, (rows.size, h.block.size)
-                ),
-            },
-            lower=floor[job],
-        )
+        _exact_rows(model, inst, h, c, used, hurt, pieces, floor)
     if couple_piece.size:
         rows_of, row = np.unique(couple_piece, return_inverse=True)
         job = r_job[rows_of]
@@ -128,6 +101,51 @@ def running_rows(
         )
         _touch_rows(model, inst, pl, c, used, r_job[couple_piece], couple_pair, excess, floor)
     return c, has
+
+
+def _exact_rows(
+    model: Model,
+    inst: Instance,
+    h: Indexed,
+    c: Block,
+    used: IntArray,
+    hurt: tuple[IntArray, IntArray],
+    pieces: tuple[IntArray, IntArray],
+    floor: FloatArray,
+) -> None:
+    """c_r ≥ K_r + (CS(α_r|β) − K_r) h_βn for each running piece and configuration β that
+    raises what its job suffers."""
+    piece, beta = hurt
+    r_job, r_node = pieces
+    job = r_job[piece]
+    rows = np.arange(piece.size)
+    gain = inst.cs[inst.running_config[job], beta] - floor[job]
+    model.add_constraints(
+        "cs_running",
+        {
+            c: matrix(rows, np.searchsorted(used, job), 1.0, (rows.size, c.size)),
+            h.block: matrix(rows, h.index[beta, r_node[piece]], -gain, (rows.size, h.block.size)),
+        },
+        lower=floor[job],
+    )
+
+
+def _couples(
+    inst: Instance, pl: Placement, pieces: tuple[IntArray, IntArray], floor: FloatArray
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """(running piece, pair) couples on the same node where the pair's configuration raises
+    what the piece's job suffers, with CS(α_r|α_o) − K_r."""
+    r_job, r_node = pieces
+    cfg, node = inst.options.config[pl.pair_option], pl.pair_node
+    by_node = [np.flatnonzero(node == n) for n in range(len(inst.node_ids))]
+    couple_piece = np.repeat(np.arange(r_job.size), [by_node[n].size for n in r_node.tolist()])
+    couple_pair = (
+        np.concatenate([by_node[n] for n in r_node.tolist()]) if r_job.size else np.zeros(0, int)
+    )
+    job = r_job[couple_piece]
+    excess = inst.cs[inst.running_config[job], cfg[couple_pair]] - floor[job]
+    keep = excess > 0
+    return couple_piece[keep], couple_pair[keep], excess[keep]
 
 
 def _touch_rows(

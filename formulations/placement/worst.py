@@ -2,7 +2,7 @@
 
 Co-location is aggregated by configuration per node instead of per job pair, which keeps the
 model linear in (configurations × nodes) rather than quadratic in jobs. With α_o the
-configuration (class, demand, k_o) of option o, w_on and v_o from `placement_model`, and the
+configuration (class, demand, k_o) of option o, w_on and v_o from `model`, and the
 constants R_αn = max(1, max_{r on n} CS(α | α_r)) (running jobs on n) and K_r = max(1, CS of
 running job r from its running co-runners):
 
@@ -17,14 +17,14 @@ Candidates next to running jobs:
     c_a ≥ 1 + Σ_{o∈a} Σ_n (R_{α_o n} − 1) w_on / k_o            (mean ≤ max)
     c_a ≥ 1 + Σ_{o∈a} [(R°_k − 1) v_o + Σ_n (R_{α_o n} − R°_k)⁺ w_on / k_o]
                                           (R°_k: k_o-th smallest R over o's nodes; see _kth_rows)
-Running jobs next to candidates: `placement_running`.
+Running jobs next to candidates: `running`.
 
 The mean and k-th rows are implied for integer points; they stop the relaxation from spreading a
 job thinly over cheap nodes. Rows are only written where they can bind (a CS above R_αn, resp.
 K_r); jobs without any keep a constant CS. Minimizing Σ c makes every c equal to its definition
 at an optimum. m_αn bounds the pieces of config α that fit node n together, P̄_αn the largest
 value P_αn can take. The candidate-pair rows can be restricted to a set of (α, β) pairs, which
-`placement_solve` grows lazily.
+`search` grows lazily.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from formulations.placement.instance import Instance
+from formulations.placement.indexed import Indexed, indexed
+from formulations.placement.instance import Instance, Started
 from formulations.placement.model import Placement, matrix
 from formulations.placement.running import (
     running_floor,
@@ -58,49 +59,54 @@ class Penalty:
     constant: float
 
 
-@dataclass
-class Indexed:
-    """Variables over the true cells of a (configs × nodes) mask."""
-
-    block: Block
-    index: IntArray  # position of cell (α, n) in the block, -1 where absent
-
-
-def indexed(
-    model: Model,
-    name: str,
-    mask: BoolArray,
-    inst: Instance,
-    *,
-    integer: bool,
-    lower: float | FloatArray,
-) -> Indexed:
-    cfg, node = np.nonzero(mask)
-    labels = [",".join(map(str, c)) for c in inst.configs]
-    block = model.add_variables(
-        name,
-        cfg.size,
-        lower=lower,
-        upper=1.0 if integer else np.inf,
-        integer=integer,
-        coords=(("config", Take(labels, cfg)), ("node", Take(inst.node_ids, node))),
-    )
-    index = np.full(mask.shape, -1, dtype=np.int64)
-    index[cfg, node] = np.arange(cfg.size)
-    return Indexed(block, index)
-
-
 def add_worst(
     model: Model, inst: Instance, pl: Placement, modeled: BoolArray | None = None
 ) -> Penalty:
     """The rows of the module docstring; candidate-candidate rows only for the (α, β) pairs in
     `modeled` (all when None), so a caller can add them lazily."""
     opts = inst.options
-    n_cfg, n_node = len(inst.configs), len(inst.node_ids)
     cfg, node = opts.config[pl.pair_option], pl.pair_node  # per (option, node) pair
+    base = running_worst(inst)  # R_αn
+    cells = _candidate_cells(inst, pl, base, modeled)
+    near = _running_cells(inst, pl, cells.present)
+    need_h: BoolArray = np.asarray(cells.hurt.any(axis=0))
+    need_h[near.beta, near.pieces[1][near.piece]] = True
+    h = indexed(model, "colocated", need_h, inst, integer=True, lower=0.0)
+    h2 = indexed(model, "colocated_twice", cells.twice, inst, integer=True, lower=0.0)
+    need_p = cells.hurt.any(axis=1) | cells.twice
+    p = indexed(model, "suffers", need_p, inst, integer=False, lower=base[need_p])
+    _once_rows(model, h, cfg, node, pl)
+    _twice_rows(model, h2, cells.pieces, cfg, node, pl)
+    bound = _suffer_rows(model, inst, p, h, h2, cells.hurt, base)
+    c_cand = _candidate_rows(model, inst, pl, p, bound, base, cfg, node)
+    spread = np.where(near.single[node], 1.0, opts.per_node[pl.pair_option] / inst.free[node])
+    hurt = (near.piece, near.beta)
+    c_run, run_has = running_rows(model, inst, pl, h, hurt, near.pieces, near.floor, spread)
+    constant = float(near.floor[~run_has].sum()) + float(inst.candidates.size - c_cand.size)
+    return Penalty(
+        {c_cand: np.ones(c_cand.size), c_run: np.ones(c_run.size)},
+        constant,
+    )
+
+
+@dataclass
+class _CandidateCells:
+    """Where candidates next to candidates need rows."""
+
+    present: BoolArray  # (α, n): a candidate piece of configuration α can be on n
+    hurt: BoolArray  # (α, β, n): β on n raises what α suffers there, both fitting together
+    twice: BoolArray  # (α, n): two pieces of α on n raise what α suffers there (h2 cells)
+    pieces: FloatArray  # m_αn
+
+
+def _candidate_cells(
+    inst: Instance, pl: Placement, base: FloatArray, modeled: BoolArray | None
+) -> _CandidateCells:
+    opts = inst.options
+    n_cfg, n_node = len(inst.configs), len(inst.node_ids)
+    cfg, node = opts.config[pl.pair_option], pl.pair_node
     present = np.zeros((n_cfg, n_node), bool)
     present[cfg, node] = True
-    base = running_worst(inst)  # R_αn
     size = np.ones(n_cfg, dtype=np.int64)
     size[opts.config] = opts.per_node
     # CS(α|β) > R_αn: a candidate of config β on n makes config α suffer more than it already
@@ -109,14 +115,30 @@ def add_worst(
     if modeled is not None:
         above &= modeled[:, :, None]
     together = (size[:, None, None] + size[None, :, None]) <= inst.free[None, None, :]
-    cand_hurt = above & together & present[:, None, :] & present[None, :, :]  # α, β, n
+    hurt = above & together & present[:, None, :] & present[None, :, :]  # α, β, n
     pieces = _pieces(inst, pl, cfg, node)
-    need_h2 = present & (np.diag(inst.cs)[:, None] > base) & (pieces >= 2)
+    twice = present & (np.diag(inst.cs)[:, None] > base) & (pieces >= 2)
     if modeled is not None:
-        need_h2 &= np.diag(modeled)[:, None]
-    need_p = cand_hurt.any(axis=1) | need_h2
+        twice &= np.diag(modeled)[:, None]
+    return _CandidateCells(present, hurt, twice, pieces)
+
+
+@dataclass
+class _RunningCells:
+    """Where candidates next to running jobs need the exact (h) rows."""
+
+    single: BoolArray  # per node: it holds at most one candidate piece
+    pieces: tuple[IntArray, IntArray]  # (running job, node) per running piece
+    floor: FloatArray  # K_r
+    piece: IntArray  # (running piece, β) with β raising what the piece's job suffers
+    beta: IntArray
+
+
+def _running_cells(inst: Instance, pl: Placement, present: BoolArray) -> _RunningCells:
+    opts = inst.options
+    node = pl.pair_node
     # Nodes that hold at most one candidate piece: there the sum over pieces is the max.
-    smallest = np.full(n_node, np.iinfo(np.int64).max)
+    smallest = np.full(len(inst.node_ids), np.iinfo(np.int64).max)
     np.minimum.at(smallest, node, opts.per_node[pl.pair_option])
     single = inst.free < 2 * smallest
     r_job, r_node = running_pieces(inst)
@@ -124,34 +146,24 @@ def add_worst(
     floor = running_floor(inst)
     run_hurt = (inst.cs[r_cfg] > floor[r_job][:, None]) & present[:, r_node].T  # piece × β
     run_hurt &= ~single[r_node][:, None]
-    need_h: BoolArray = np.asarray(cand_hurt.any(axis=0))
     piece, beta = np.nonzero(run_hurt)
-    need_h[beta, r_node[piece]] = True
+    return _RunningCells(single, (r_job, r_node), floor, piece, beta)
 
-    h = indexed(model, "colocated", need_h, inst, integer=True, lower=0.0)
-    h2 = indexed(model, "colocated_twice", need_h2, inst, integer=True, lower=0.0)
-    p = indexed(model, "suffers", need_p, inst, integer=False, lower=base[need_p])
-    sel = np.flatnonzero(need_h[cfg, node])
-    if sel.size:
-        model.add_constraints(
-            "colocated_link",
-            {
-                h.block: matrix(
-                    np.arange(sel.size), h.index[cfg[sel], node[sel]], 1.0, (sel.size, h.block.size)
-                ),
-                pl.w: matrix(np.arange(sel.size), sel, -1.0, (sel.size, pl.num_pairs)),
-            },
-            lower=0.0,
-        )
-    _twice_rows(model, h2, pieces, cfg, node, pl)
-    bound = _suffer_rows(model, inst, p, h, h2, cand_hurt, base)
-    c_cand = _candidate_rows(model, inst, pl, p, bound, base, cfg, node)
-    spread = np.where(single[node], 1.0, opts.per_node[pl.pair_option] / inst.free[node])
-    c_run, run_has = running_rows(model, inst, pl, h, (piece, beta), (r_job, r_node), floor, spread)
-    constant = float(floor[~run_has].sum()) + float(inst.candidates.size - c_cand.size)
-    return Penalty(
-        {c_cand: np.ones(c_cand.size), c_run: np.ones(c_run.size)},
-        constant,
+
+def _once_rows(model: Model, h: Indexed, cfg: IntArray, node: IntArray, pl: Placement) -> None:
+    """h_βn ≥ w_on for every option o of configuration β."""
+    sel = np.flatnonzero(h.index[cfg, node] >= 0)
+    if not sel.size:
+        return
+    model.add_constraints(
+        "colocated_link",
+        {
+            h.block: matrix(
+                np.arange(sel.size), h.index[cfg[sel], node[sel]], 1.0, (sel.size, h.block.size)
+            ),
+            pl.w: matrix(np.arange(sel.size), sel, -1.0, (sel.size, pl.num_pairs)),
+        },
+        lower=0.0,
     )
 
 
@@ -222,9 +234,7 @@ def _suffer_rows(
     return bound
 
 
-def unmodeled_pairs(
-    inst: Instance, started: dict[int, tuple[int, list[int]]], modeled: BoolArray
-) -> BoolArray:
+def unmodeled_pairs(inst: Instance, started: Started, modeled: BoolArray) -> BoolArray:
     """(α, β) of co-located started candidates where CS(α|β) exceeds what the running jobs on
     the shared node impose and the pair is not modeled yet: the rows a lazy solve must add."""
     base = running_worst(inst)
@@ -275,39 +285,53 @@ def _candidate_rows(
             lower=-slack,
         )
     if via_r.size:
-        keys, row = np.unique(np.stack([cand[via_r], node[via_r]]), axis=1, return_inverse=True)
-        row = row.reshape(-1)
-        count = keys.shape[1]
-        model.add_constraints(
-            "cs_running_neighbours",
-            {
-                c: matrix(np.arange(count), np.searchsorted(used, keys[0]), 1.0, (count, c.size)),
-                pl.w: matrix(row, via_r, -excess[via_r], (count, pl.num_pairs)),
-            },
-            lower=1.0,
-        )
-        mean_of = np.unique(cand[via_r])
-        k = inst.options.nodes[pl.pair_option[via_r]]
-        model.add_constraints(
-            "cs_running_mean",
-            {
-                c: matrix(
-                    np.arange(mean_of.size),
-                    np.searchsorted(used, mean_of),
-                    1.0,
-                    (mean_of.size, c.size),
-                ),
-                pl.w: matrix(
-                    np.searchsorted(mean_of, cand[via_r]),
-                    via_r,
-                    -excess[via_r] / k,
-                    (mean_of.size, pl.num_pairs),
-                ),
-            },
-            lower=1.0,
-        )
+        _neighbour_rows(model, inst, pl, c, used, via_r, excess)
         _kth_rows(model, inst, pl, c, used, base[cfg, node])
     return c
+
+
+def _neighbour_rows(
+    model: Model,
+    inst: Instance,
+    pl: Placement,
+    c: Block,
+    used: IntArray,
+    via_r: IntArray,
+    excess: FloatArray,
+) -> None:
+    """c_a ≥ 1 + Σ_{o∈a} (R_{α_o n} − 1) w_on per node n, and the same summed over n / k_o."""
+    cand = inst.options.candidate[pl.pair_option]
+    keys, row = np.unique(np.stack([cand[via_r], pl.pair_node[via_r]]), axis=1, return_inverse=True)
+    row = row.reshape(-1)
+    count = keys.shape[1]
+    model.add_constraints(
+        "cs_running_neighbours",
+        {
+            c: matrix(np.arange(count), np.searchsorted(used, keys[0]), 1.0, (count, c.size)),
+            pl.w: matrix(row, via_r, -excess[via_r], (count, pl.num_pairs)),
+        },
+        lower=1.0,
+    )
+    mean_of = np.unique(cand[via_r])
+    k = inst.options.nodes[pl.pair_option[via_r]]
+    model.add_constraints(
+        "cs_running_mean",
+        {
+            c: matrix(
+                np.arange(mean_of.size),
+                np.searchsorted(used, mean_of),
+                1.0,
+                (mean_of.size, c.size),
+            ),
+            pl.w: matrix(
+                np.searchsorted(mean_of, cand[via_r]),
+                via_r,
+                -excess[via_r] / k,
+                (mean_of.size, pl.num_pairs),
+            ),
+        },
+        lower=1.0,
+    )
 
 
 def _kth_rows(

@@ -56,6 +56,22 @@ class Cluster:
         res = linprog(np.zeros(a.shape[1]), A_ub=a, b_ub=b, bounds=self.bounds(), method="highs")
         return bool(res.status == 0)
 
+    def feasible_work(self, demand: np.ndarray, slack: float = 0.0) -> bool:
+        """`feasible` in work fractions, for demands of any magnitude: W_jk = T_jk X_jk / d_j is
+        the part of job j's demand met on k, so each job's row is Σ_k W_jk ≥ 1 with coefficient
+        1 and a job needing 1e-10 of its time is as visible as one needing all of it. Time and
+        capacity read Σ_k (d_j / T_jk) W_jk ≤ 1 and Σ_j s_j (d_j / T_jk) W_jk ≤ N_k (1 + slack)."""
+        m, k = self.t.shape
+        need = np.where(self.t > 0, demand[:, None] / np.where(self.t > 0, self.t, 1.0), 0.0)
+        work = np.kron(np.eye(m), np.ones((1, k)))
+        time = np.kron(np.eye(m), np.ones((1, k))) * need.ravel()[None, :]
+        capacity = np.kron(self.s[None, :], np.eye(k)) * need.ravel()[None, :]
+        a = np.vstack([-work, time, capacity])
+        b = np.concatenate([-np.ones(m), np.ones(m), self.n * (1 + slack)])
+        bounds = [(0.0, None if v > 0 else 0.0) for v in self.t.ravel()]
+        res = linprog(np.zeros(m * k), A_ub=a, b_ub=b, bounds=bounds, method="highs")
+        return bool(res.status == 0)
+
     def min_cost(self, jobs: np.ndarray, demand: np.ndarray) -> float | None:
         """Cheapest Σ_k p_k Σ_j s_j X_jk meeting `demand` for `jobs` (None if infeasible)."""
         a, b = self.rows()

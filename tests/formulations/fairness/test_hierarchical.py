@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -214,7 +215,7 @@ def test_no_job_falls_below_a_level_it_reached(jobs: int, seed: int) -> None:
     frozen = sorted((j.metrics["iteration"], j.metrics["level"]) for j in result.jobs)
     levels = [level for _, level in frozen]
     # The cumulative level at which jobs freeze only grows from one iteration to the next.
-    assert all(b >= a * (1 - 1e-9) for a, b in zip(levels, levels[1:], strict=False))
+    assert all(b >= a * (1 - 1e-9) for a, b in itertools.pairwise(levels))
 
 
 @pytest.mark.parametrize(("jobs", "seed"), [(32, 0), (64, 2), (128, 3), (256, 4)])

@@ -17,14 +17,20 @@ from tests.allocation_checks import assert_feasible_allocation, normalized_share
 from tests.conformance.cases_max_min import SCALE_FACTORS, TWO_BY_TWO, UNPLACEABLE, WEIGHTS
 
 
-def linprog_max_min(snapshot: dict[str, Any], aware: bool = True) -> float:
-    """FORMULATIONS §1 written out densely, without any of apportion's code."""
+def _dense(snapshot: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    """(N_k, T_jk, s_j, w_j) straight from the snapshot dict."""
     names = [g["name"] for g in snapshot["gpu_types"]]
     n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
     jobs = snapshot["jobs"]
     t = np.array([[j.get("throughput", {}).get(k, 0.0) for k in names] for j in jobs])
     s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
     w = np.array([j.get("weight", 1.0) for j in jobs], dtype=float)
+    return n, t, s, w
+
+
+def linprog_max_min(snapshot: dict[str, Any], aware: bool = True) -> float:
+    """FORMULATIONS §1 written out densely, without any of apportion's code."""
+    n, t, s, w = _dense(snapshot)
     usable = (t > 0) & (s[:, None] <= n[None, :])
     if not aware:
         t = (t > 0).astype(float)
@@ -231,12 +237,7 @@ def scaled_max_min(snapshot: dict[str, Any]) -> float:
     with a_j its best share per unit of time and t0 = min_j a_j (no level can pass it), so every
     share row reads Σ_k (a_jk / a_j) Z_jk ≥ τ with τ = t / t0 of order 1, whatever the
     magnitudes. Written apart from apportion's own scaling."""
-    names = [g["name"] for g in snapshot["gpu_types"]]
-    n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
-    jobs = snapshot["jobs"]
-    t = np.array([[j.get("throughput", {}).get(k, 0.0) for k in names] for j in jobs])
-    s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
-    w = np.array([j.get("weight", 1.0) for j in jobs], dtype=float)
+    n, t, s, w = _dense(snapshot)
     prop = t @ n / n.sum()
     usable = (t > 0) & (s[:, None] <= n[None, :])
     keep = usable.any(axis=1)

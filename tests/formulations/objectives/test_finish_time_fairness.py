@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
@@ -104,3 +108,54 @@ def test_equals_bisection_over_feasibility_lps(seed: int) -> None:
     rho = tau + rate / (cluster.t * x).sum(axis=1)
     assert rho.max() == pytest.approx(result.objective, rel=1e-9)
     assert [j.metrics["rho"] for j in result.jobs] == pytest.approx(rho, rel=1e-9)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def _rho_by_work_fractions(snapshot: dict) -> float:
+    """ρ* by bisection over feasibility LPs in work fractions (any magnitudes), over the jobs
+    the policy serves (runnable, steps left), with τ and r from the definitions."""
+    cluster = Cluster.of(snapshot)
+    steps = np.array([j.get("steps_remaining", 0.0) for j in snapshot["jobs"]])
+    keep = (cluster.t.max(axis=1) > 0) & (steps > 0)
+    kept = {**snapshot, "jobs": [j for j, k in zip(snapshot["jobs"], keep, strict=True) if k]}
+    cluster = Cluster.of(kept)
+    tau, rate = _terms(kept, cluster)
+    top = float((tau + rate / cluster.t.max(axis=1)).max())  # each job alone: a lower bound
+
+    def feasible(rho: float) -> bool:
+        return rho > tau.max() and cluster.feasible_work(rate / (rho - tau))
+
+    return bisect(feasible, float(tau.max()), 1e3 * top, 1e-10)
+
+
+def test_large_rho_converges_to_the_exact_optimum() -> None:
+    """The test vector where the tangent steps stopped at 40 rounds (ρ 991.3394 against an
+    exact 990.5395)."""
+    snapshot = json.loads((DATA / "ftf_large_rho.json").read_text())
+    result = solve(snapshot, policy="finish_time_fairness")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(990.5395, rel=1e-6)
+    assert result.objective == pytest.approx(_rho_by_work_fractions(snapshot), rel=1e-6)
+    assert result.summary["relative_gap"] <= 1e-6
+    assert result.summary["rounds"] < 40
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_jobs_far_past_their_isolated_finish_have_rho_near_1e3(seed: int) -> None:
+    """Jobs that have run far longer than the work left would take (t_j ≫ R_j / eff), so
+    ρ ≈ 1e2–1e3, next to new ones."""
+    rng = np.random.default_rng(seed)
+    snapshot = random_snapshot(rng, int(rng.integers(2, 6)), int(rng.integers(1, 4)))
+    for job in snapshot["jobs"]:
+        if rng.random() < 0.6:
+            job["time_since_start"] = float(10 ** rng.uniform(3, 4.5))
+            job["isolated_time_done"] = float(rng.uniform(0, 20))
+            job["steps_remaining"] = float(rng.uniform(0.5, 20))
+    result = solve(snapshot, policy="finish_time_fairness")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(_rho_by_work_fractions(snapshot), rel=1e-6)
+    x = assert_feasible_allocation(result, snapshot)
+    assert x.sum() > 0

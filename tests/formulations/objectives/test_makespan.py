@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import math
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from refdata.synthetic import gavel_snapshot
 from solver import InputError, Status, solve
@@ -116,3 +122,62 @@ def test_grouping_matches_the_ungrouped_lp() -> None:
     assert grouped.solver.merged_groups is not None and grouped.solver.merged_groups < 300
     assert grouped.objective == pytest.approx(plain.objective, rel=1e-7)
     assert_feasible_allocation(grouped, snapshot)
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def _runnable_snapshot(snapshot: dict) -> tuple[dict, np.ndarray]:
+    """The jobs that can run and have steps left (the ones a makespan covers)."""
+    cluster = Cluster.of(snapshot)
+    steps = np.array([j.get("steps_remaining", 0.0) for j in snapshot["jobs"]])
+    keep = (cluster.t.max(axis=1) > 0) & (steps > 0)
+    jobs = [j for j, k in zip(snapshot["jobs"], keep, strict=True) if k]
+    return {**snapshot, "jobs": jobs}, steps[keep]
+
+
+def _makespan_by_work_fractions(snapshot: dict) -> float:
+    kept, steps = _runnable_snapshot(snapshot)
+    cluster = Cluster.of(kept)
+    alone = float((steps / cluster.t.max(axis=1)).max())
+    return bisect(lambda m: cluster.feasible_work(steps / m), 0.5 * alone, 1e3 * alone, 1e-9)
+
+
+def test_a_job_needing_1e_10_of_its_time_is_not_dropped() -> None:
+    """The test vector where one job needs ~1.6e-10 of its time at the optimum (≈ 2.13e7 s):
+    dropping it made the makespan infinite."""
+    snapshot = json.loads((DATA / "makespan_tiny_fraction.json").read_text())
+    result = solve(snapshot, policy="makespan")
+    assert result.status is Status.OPTIMAL
+    assert math.isfinite(result.objective or math.inf)
+    assert result.objective == pytest.approx(_makespan_by_work_fractions(snapshot), rel=1e-6)
+    assert result.summary["lower_bound"] == pytest.approx(result.objective, rel=1e-6)
+    finish = [j.metrics["finish_time"] for j in result.jobs if j.metrics["finish_time"]]
+    assert max(finish) == pytest.approx(result.objective, rel=1e-9)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000))
+def test_jobs_needing_tiny_time_fractions_finish(seed: int) -> None:
+    """Long jobs next to jobs with a few steps left at high throughput: at the optimum the
+    short ones need 1e-12–1e-8 of their time."""
+    rng = np.random.default_rng(seed)
+    snapshot = random_snapshot(rng, int(rng.integers(2, 5)), int(rng.integers(1, 4)))
+    for job in snapshot["jobs"]:
+        job["steps_remaining"] = float(10 ** rng.uniform(6, 8))
+    names = [g["name"] for g in snapshot["gpu_types"]]
+    for i in range(int(rng.integers(1, 3))):
+        snapshot["jobs"].append(
+            {
+                "id": f"quick{i}",
+                "throughput": {
+                    names[int(rng.integers(len(names)))]: float(10 ** rng.uniform(3, 4))
+                },
+                "steps_remaining": float(rng.uniform(1, 50)),
+            }
+        )
+    result = solve(snapshot, policy="makespan")
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(_makespan_by_work_fractions(snapshot), rel=1e-6)
+    assert all(j.metrics["finish_time"] is not None for j in result.jobs)
+    assert max(j.metrics["finish_time"] for j in result.jobs) <= result.objective * (1 + 1e-9)

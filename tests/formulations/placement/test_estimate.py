@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from formulations.placement.answer import check_feasible
 from formulations.placement.estimate import build, piece_costs
 from formulations.placement.evaluate import evaluate
 from formulations.placement.instance import Instance, build_instance
-from formulations.placement.pooled import decode
-from formulations.placement.search import check_feasible
+from formulations.placement.pooled.decode import decode
 from solver.context import SolveContext
 from solver.options import SolveOptions
 from solver.snapshot import Snapshot

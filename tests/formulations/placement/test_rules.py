@@ -10,8 +10,8 @@ import pytest
 from formulations.placement.greedy import greedy
 from formulations.placement.instance import build_instance, default_shapes
 from formulations.placement.model import canonical
-from formulations.placement.policy import ContentionPlacementOptions
-from formulations.placement.search import build, start_vector
+from formulations.placement.options import ContentionPlacementOptions
+from formulations.placement.per_candidate import build, start_vector
 from refdata import FIXTURES, SOURCE
 from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
 from solver import InputError, Status, parse_snapshot, solve
