@@ -10,7 +10,7 @@ from solver.backends import DEFAULT_BACKEND, LpMethod
 class SolveOptions(BaseModel):
     """Backend choice and limits. Unknown keys are passed on to the policy's own options."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     backend: str = Field(
         DEFAULT_BACKEND,
@@ -43,4 +43,4 @@ class SolveOptions(BaseModel):
 class PolicyOptions(BaseModel):
     """Base for each policy's own options (extra keys are an error, naming the key)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)

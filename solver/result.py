@@ -37,7 +37,7 @@ class JobResult:
 
 
 class GpuTypeUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     available: int
@@ -48,7 +48,7 @@ class GpuTypeUsage(BaseModel):
 class SolverReport(BaseModel):
     """How the answer was computed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     backend: str
     solver: str
@@ -85,7 +85,7 @@ class SolverReport(BaseModel):
 class SolveResult(BaseModel):
     """The allocation a policy chose, with enough context to act on it and to trust it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: str = "1"
     policy: str

@@ -23,7 +23,7 @@ class JobClass(StrEnum):
 class DeadlineOption(BaseModel):
     """Finish by `time` (seconds, same clock as the snapshot's `now`) and earn `value`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     time: Annotated[float, Field(allow_inf_nan=False)] = Field(
         description="Absolute deadline in seconds."

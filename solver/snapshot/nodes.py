@@ -22,7 +22,7 @@ DEFAULT_GPU_TYPE = "gpu"
 class Node(BaseModel):
     """A machine: its GPUs share one network interface (and, here, one GPU type)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: Name = Field(description="Unique node identifier; placements are keyed by it.")
     gpus: int = Field(ge=1, description="GPUs on the node.")
