@@ -26,6 +26,7 @@ from pydantic import Field
 
 from formulations.deadlines import report as deadline_report
 from formulations.deadlines.decision import Admission, LeaseRun
+from formulations.deadlines.guarantees import fewest_broken
 from formulations.deadlines.lease_plan import LeasePlan, greedy_plan, shift
 from formulations.deadlines.lease_search import solve_lease_milp
 from formulations.deadlines.packing import fill, place_consolidated, shrink
@@ -103,10 +104,18 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
     if answer.plan is not None:
         admission.plan, admission.status = answer.plan, answer.status
         return admission
-    # Fewest broken guarantees first, then value.
+    # Fewest broken guarantees first, then value: exactly when the budget allows, and the
+    # greedy packings' best otherwise (also on ties, which keeps their order's choice).
     plan, lost = min(packings, key=lambda pl: (pl[1].size, -pl[0].value(problem)))
+    how = "the greedy packing answered"
+    exact = fewest_broken(problem, jobs, ctx)
+    if exact is not None:
+        exact_lost = jobs[problem.guaranteed[jobs] & ~exact.admitted[jobs]]
+        if (exact_lost.size, -exact.value(problem)) < (lost.size, -plan.value(problem)):
+            plan, lost = exact, exact_lost
+            how = "the fewest guarantees are broken (exact), then the most value kept"
     admission.plan, admission.status = plan, Status.FALLBACK
-    admission.warnings.append(f"lease MILP {answer.detail}; the greedy packing answered")
+    admission.warnings.append(f"lease MILP {answer.detail}; {how}")
     for j in lost:
         broken[int(j)] = deadline_report.broken_jointly(problem, int(j))
     return admission

@@ -111,9 +111,15 @@ def spans(lengths: IntArray) -> tuple[IntArray, IntArray]:
     return owner, np.arange(int(lengths.sum())) - np.repeat(starts, lengths)
 
 
-def build(problem: LeaseProblem, jobs: IntArray, x_upper: FloatArray | None = None) -> LeaseModel:
+def build(
+    problem: LeaseProblem,
+    jobs: IntArray,
+    x_upper: FloatArray | None = None,
+    soft_guarantees: bool = False,
+) -> LeaseModel:
     """The MILP over `jobs` (sorted SLO jobs with a feasible option), block by block; `x_upper`
-    restricts slot variables (0 = not allowed) for a sub-MILP with the same columns."""
+    restricts slot variables (0 = not allowed) for a sub-MILP with the same columns;
+    `soft_guarantees` lets guaranteed jobs go unchosen (see `guarantees`)."""
     rows = np.flatnonzero(problem.row_feasible & np.isin(problem.row_job, jobs))
     local = np.searchsorted(jobs, problem.row_job[rows])  # jobs is sorted
     reach = np.zeros(jobs.size, dtype=np.int64)
@@ -148,7 +154,7 @@ def build(problem: LeaseProblem, jobs: IntArray, x_upper: FloatArray | None = No
     model.add_constraints("total", {x: ones_x, s: minus_l}, lower=0.0, upper=0.0, coords=job_coords)
     _add_deadline_rows(model, problem, x, s, rows, local, reach, ids)
     _add_energy_rows(model, problem, s, rows)
-    guaranteed = problem.guaranteed[jobs].astype(float)
+    guaranteed = np.zeros(n) if soft_guarantees else problem.guaranteed[jobs].astype(float)
     choose = sp.csr_matrix((np.ones(ns), (local, np.arange(ns))), shape=(n, ns))
     model.add_constraints("choose", {s: choose}, lower=guaranteed, upper=1.0, coords=job_coords)
     per_slot = (problem.reserve[x_job].astype(float), (x_slot, np.arange(nx)))

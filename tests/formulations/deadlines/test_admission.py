@@ -259,3 +259,74 @@ def test_sigma_moves_work_without_changing_what_is_admitted(sigma: int) -> None:
     moved_now = moved.summary["reserved_gpus_per_slot"][0]
     base_now = base.summary["reserved_gpus_per_slot"][0]
     assert np.sign(moved_now - base_now) == sigma, (moved_now, base_now)
+
+
+def test_when_guarantees_must_break_as_few_as_possible_break() -> None:
+    # Two 4-GPU nodes, one lease before every deadline: `big` (8 GPUs) or `a` and `b` (4 each)
+    # can keep their guarantee, not all three. Keeping a and b breaks one and is worth 20;
+    # keeping big breaks two and is worth 10.
+    data = {
+        "gpu_types": [{"name": "v100", "count": 8}],
+        "nodes": [{"id": "n0", "gpus": 4}, {"id": "n1", "gpus": 4}],
+        "lease_seconds": 100,
+        "now": 0,
+        "jobs": [
+            {
+                "id": name,
+                "scale_factor": gpus,
+                "remaining_time": 100,
+                "deadlines": [{"time": 100, "value": 10}],
+                "guaranteed": True,
+            }
+            for name, gpus in (("big", 8), ("a", 4), ("b", 4))
+        ],
+    }
+    result = solve(data, policy=POLICY)
+    assert result.status is Status.FALLBACK
+    assert result.summary["guarantees_broken"] == ["big"]
+    assert result.objective == 20.0
+    assert result.job("a").metrics["runs_now"] and result.job("b").metrics["runs_now"]
+
+
+def brute_force_fewest_broken(data: dict[str, Any]) -> tuple[int, float]:
+    """(guarantees broken, value) of the best plan: fewest broken first, then most value."""
+    per_node, capacity = 8, 8 * len(data["nodes"])
+    choices = []
+    for item in data["jobs"]:
+        need, size = leases_needed(item, LEASE), ru(item["scale_factor"], per_node)
+        skip = 1 if item.get("guaranteed") else 0
+        mine: list[tuple[float, int, int, tuple[int, ...]]] = [(0.0, skip, 0, ())]
+        for option in item["deadlines"]:
+            for slots in itertools.combinations(range(math.floor(option["time"] / LEASE)), need):
+                mine.append((option["value"], 0, size, slots))
+        choices.append(mine)
+    best = (len(choices) + 1, 0.0)
+    for combo in itertools.product(*choices):
+        used: dict[int, int] = {}
+        for _, _, size, slots in combo:
+            for t in slots:
+                used[t] = used.get(t, 0) + size
+        if all(v <= capacity for v in used.values()):
+            key = (sum(c[1] for c in combo), -sum(c[0] for c in combo))
+            best = min(best, (key[0], key[1]))
+    return best[0], -best[1]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_broken_guarantees_are_fewest_then_most_valuable(seed: int) -> None:
+    """Tiny over-committed instances (every job guaranteed or not, more work than the node
+    holds): the answer matches brute force in both keys."""
+    rng = np.random.default_rng(1000 + seed)
+    jobs = []
+    for j in range(4):
+        gpus = int(rng.choice([2, 4, 6, 8]))
+        first = int(rng.integers(1, 3))
+        jobs.append(job(f"j{j}", gpus, 1, (first, float(rng.integers(1, 10))), guaranteed=j < 3))
+    data = cluster(1, *jobs)
+    broken, value = brute_force_fewest_broken(data)
+    result = solve(data, policy=POLICY, options={"mip_gap": 0.0})
+    assert len(result.summary["guarantees_broken"]) == broken
+    assert result.objective == pytest.approx(value)
+    assert_valid_answer(result, data)
+    if broken:
+        assert result.status is Status.FALLBACK
