@@ -1,23 +1,10 @@
-"""Request models of the HTTP API (responses are `solver.result.SolveResult`)."""
+"""Response models of the HTTP API besides the result document (`solver.result.SolveResult`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from solver.snapshot import Snapshot
-
-
-class SolveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    policy: str | None = Field(None, description="Policy name; else the snapshot's, else max-min.")
-    snapshot: Snapshot
-    options: dict[str, Any] = Field(
-        default_factory=dict,
-        description="Common options (backend, time_limit, ...) and the policy's own.",
-    )
+from pydantic import BaseModel, Field
 
 
 class PolicyInfo(BaseModel):

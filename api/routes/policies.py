@@ -13,7 +13,7 @@ router = APIRouter(prefix="/v1", tags=["policies"])
 
 
 @router.get("/policies")
-def list_policies() -> PolicyList:
+async def list_policies() -> PolicyList:
     return PolicyList(
         policies=[
             PolicyInfo(

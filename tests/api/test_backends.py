@@ -23,8 +23,8 @@ def test_unknown_sub_solver_is_a_422_on_options_solver() -> None:
     body = {"snapshot": TWO_BY_TWO, "options": {"backend": "cvxpy", "solver": "mosekk"}}
     response = client.post("/v1/solve", json=body)
     assert response.status_code == 422
-    (error,) = response.json()["detail"]
-    assert error["loc"] == ["options", "solver"]
+    (error,) = response.json()["errors"]
+    assert error["loc"] == ["body", "options", "solver"]
     assert "CLARABEL" in error["msg"]
 
 

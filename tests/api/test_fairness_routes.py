@@ -31,6 +31,6 @@ def test_unknown_entity_is_a_422_with_its_location() -> None:
     bad = {**FAIRNESS, "jobs": [*FAIRNESS["jobs"], {"id": "x", "entity": "C"}]}
     response = client.post("/v1/solve", json={"policy": "hierarchical", "snapshot": bad})
     assert response.status_code == 422
-    (detail,) = response.json()["detail"]
+    (detail,) = response.json()["errors"]
     assert detail["loc"] == ["body", "snapshot", "jobs", 3, "entity"]
     assert "unknown entity 'C'" in detail["msg"]

@@ -54,7 +54,7 @@ def test_policy_input_errors_are_422_with_the_field() -> None:
     }
     response = client.post("/v1/solve", json={"policy": "makespan", "snapshot": snapshot})
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["snapshot", "jobs", 0, "steps_remaining"]
+    assert response.json()["errors"][0]["loc"] == ["body", "snapshot", "jobs", 0, "steps_remaining"]
 
 
 def test_a_backend_without_milp_is_refused_for_the_slo_policy() -> None:
@@ -67,7 +67,7 @@ def test_a_backend_without_milp_is_refused_for_the_slo_policy() -> None:
         },
     )
     assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["options", "backend"]
+    assert response.json()["errors"][0]["loc"] == ["body", "options", "backend"]
 
 
 def test_cli_solves_by_policy_name(tmp_path: Path) -> None:

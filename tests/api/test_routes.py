@@ -43,7 +43,7 @@ def test_every_bad_field_is_named_in_a_422() -> None:
     }
     response = client.post("/v1/solve", json={"snapshot": snapshot})
     assert response.status_code == 422
-    locs = {tuple(e["loc"]) for e in response.json()["detail"]}
+    locs = {tuple(e["loc"]) for e in response.json()["errors"]}
     assert locs == {
         ("body", "snapshot", "jobs", 0, "scale_factor"),
         ("body", "snapshot", "jobs", 1, "throughput", "v100"),
@@ -55,7 +55,7 @@ def test_cross_field_errors_have_exact_locations() -> None:
         "gpu_types": [{"name": "v100", "count": 2}],
         "jobs": [{"id": "a"}, {"id": "a", "throughput": {"a100": 1}}],
     }
-    detail = client.post("/v1/solve", json={"snapshot": snapshot}).json()["detail"]
+    detail = client.post("/v1/solve", json={"snapshot": snapshot}).json()["errors"]
     assert {(tuple(e["loc"]), e["msg"]) for e in detail} == {
         (("body", "snapshot", "jobs", 1, "id"), "duplicate job id 'a'"),
         (("body", "snapshot", "jobs", 1, "throughput", "a100"), "unknown GPU type 'a100'"),
@@ -65,24 +65,32 @@ def test_cross_field_errors_have_exact_locations() -> None:
 @pytest.mark.parametrize(
     ("payload", "loc"),
     [
-        ({"policy": "nope", "snapshot": TWO_BY_TWO}, ["policy"]),
-        ({"snapshot": TWO_BY_TWO, "options": {"bogus": 1}}, ["options", "bogus"]),
-        ({"snapshot": TWO_BY_TWO, "options": {"backend": "nope"}}, ["options", "backend"]),
-        ({"snapshot": TWO_BY_TWO, "options": {"time_limit": -1}}, ["options", "time_limit"]),
-        ({"snapshot": TWO_BY_TWO, "options": {"time_limit": 10_000}}, ["options", "time_limit"]),
+        ({"policy": "nope", "snapshot": TWO_BY_TWO}, ["body", "policy"]),
+        ({"snapshot": TWO_BY_TWO, "options": {"bogus": 1}}, ["body", "options", "bogus"]),
+        ({"snapshot": TWO_BY_TWO, "options": {"backend": "nope"}}, ["body", "options", "backend"]),
+        (
+            {"snapshot": TWO_BY_TWO, "options": {"time_limit": -1}},
+            ["body", "options", "time_limit"],
+        ),
+        (
+            {"snapshot": TWO_BY_TWO, "options": {"time_limit": 10_000}},
+            ["body", "options", "time_limit"],
+        ),
     ],
 )
 def test_bad_policy_or_options_are_422(payload: dict[str, Any], loc: list[str]) -> None:
     response = client.post("/v1/solve", json=payload)
     assert response.status_code == 422
-    assert loc in [e["loc"] for e in response.json()["detail"]]
+    assert loc in [e["loc"] for e in response.json()["errors"]]
 
 
-def test_malformed_body_is_422_not_500() -> None:
+def test_malformed_body_is_a_400_problem_not_500() -> None:
     response = client.post(
         "/v1/solve", content=b"{not json", headers={"content-type": "application/json"}
     )
-    assert response.status_code == 422
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.json()["errors"][0]["loc"] == ["body"]
 
 
 def test_policies_lists_options() -> None:
@@ -95,11 +103,11 @@ def test_policies_lists_options() -> None:
 
 def test_health_and_docs() -> None:
     assert client.get("/livez").json() == {"status": "ok"}
-    assert client.get("/readyz").json() == {"status": "ok"}
+    assert client.get("/readyz").json()["status"] == "ok"
     assert client.get("/docs").status_code == 200
     assert "/v1/solve" in client.get("/openapi.json").json()["paths"]
     client.post("/v1/solve", json={"snapshot": TWO_BY_TWO})
     assert (
         'apportion_solves_total{policy="max_min_fairness",status="optimal"}'
-        in client.get("/metrics/").text
+        in client.get("/metrics").text
     )

@@ -127,7 +127,7 @@ def test_http_answers_422_naming_the_field() -> None:
         "/v1/solve", json={"policy": "deadline_admission", "snapshot": data}
     )
     assert response.status_code == 422
-    locs = [d["loc"] for d in response.json()["detail"]]
+    locs = [d["loc"] for d in response.json()["errors"]]
     assert ["body", "snapshot", "jobs", 0, "deadlines", 1, "time"] in locs
 
 

@@ -1,0 +1,148 @@
+"""What runs in a solver process: the request body in, the response body out.
+
+Parsing, validation, the solve and the rendering of the result all happen here, off the
+service's event loop; the service only moves bytes. A solve is bounded twice: by its time limit
+inside the solver, and by an alarm that ends this process `grace` seconds after it (the pool
+then answers 504 and starts a fresh process).
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from api.problems import field_problems, problem_body, summary
+from solver.errors import FieldError, InputError
+from solver.options import SolveOptions
+from solver.pipeline import solve
+from solver.registry import DEFAULT_POLICY, all_policies, find_policy
+
+JSON = "application/json"
+PROBLEM = "application/problem+json"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The service's rules for every request (from its settings)."""
+
+    default_time_limit: float
+    max_time_limit: float
+    threads: int
+    allow_verbose: bool
+    grace: float
+
+
+@dataclass(frozen=True)
+class Answer:
+    status_code: int
+    body: bytes
+    media_type: str = JSON
+    meta: dict[str, Any] = field(default_factory=dict)  # for logs and metrics, never bodies
+
+
+class Envelope(BaseModel):
+    """The request's outer shape; the snapshot and options are checked by the pipeline."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    policy: str | None = None
+    snapshot: dict[str, Any]
+    options: dict[str, Any] | None = None
+
+
+def warm_up() -> None:
+    """Pay the one-off costs (imports, validators) before the first request does, and let a
+    cancelled solve end its process at once: the pool's SIGTERM handler would run only when the
+    solver's native code returns to Python (measured: the kill came ~3 s later)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    all_policies()
+    solve({"gpu_types": [{"name": "g", "count": 1}], "jobs": [{"id": "j", "throughput": {"g": 1}}]})
+
+
+def solve_body(body: bytes, limits: Limits) -> Answer:
+    """One request, start to end; every failure is an answer, never an exception."""
+    try:
+        envelope = _envelope(body)
+        options = _apply_limits(envelope, limits)
+        _alarm(float(options["time_limit"]) + limits.grace)
+        result = solve(envelope.snapshot, policy=envelope.policy, options=options)
+    except _Malformed as bad:
+        return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
+    except InputError as exc:
+        errors = field_problems(exc.errors)
+        return _problem(422, summary(errors), errors)
+    finally:
+        _alarm(0.0)
+    meta = {
+        "policy": result.policy,
+        "status": result.status.value,
+        "jobs": len(result.jobs),
+        "solve_seconds": result.solver.total_seconds,
+    }
+    return Answer(200, result.model_dump_json().encode(), JSON, meta)
+
+
+class _Malformed(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def _envelope(body: bytes) -> Envelope:
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise _Malformed(f"not valid JSON: {exc}") from None
+    try:
+        return Envelope.model_validate(data)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc, ()) from None
+
+
+def _apply_limits(envelope: Envelope, limits: Limits) -> dict[str, Any]:
+    """The request's options under the service's rules: verbose only where allowed, threads
+    within the service's, and a time limit always (the request's, else the policy's default,
+    else the service's), never above the cap."""
+    options = dict(envelope.options or {})
+    errors: list[FieldError] = []
+    if options.get("verbose") and not limits.allow_verbose:
+        errors.append(FieldError(("options", "verbose"), "solver logs are off on this service"))
+    common = {k: v for k, v in options.items() if k in SolveOptions.model_fields}
+    try:
+        validated = SolveOptions.model_validate(common)
+    except ValidationError as exc:
+        raise InputError([*errors, *InputError.from_validation(exc, ("options",)).errors]) from None
+    threads = validated.threads or limits.threads
+    if threads > limits.threads:
+        errors.append(FieldError(("options", "threads"), f"at most {limits.threads} here"))
+    limit = validated.time_limit
+    if limit is not None and limit > limits.max_time_limit:
+        errors.append(
+            FieldError(("options", "time_limit"), f"at most {limits.max_time_limit:g} s here")
+        )
+    if errors:
+        raise InputError(errors)
+    if limit is None:
+        limit = min(_policy_default(envelope) or limits.default_time_limit, limits.max_time_limit)
+    return {**options, "time_limit": limit, "threads": threads}
+
+
+def _policy_default(envelope: Envelope) -> float | None:
+    named = envelope.policy or envelope.snapshot.get("policy") or DEFAULT_POLICY
+    policy = find_policy(named) if isinstance(named, str) else None
+    return None if policy is None else policy.defaults.time_limit
+
+
+def _alarm(seconds: float) -> None:
+    """End this process `seconds` from now (0 cancels): the default action of SIGALRM, which
+    no solver's native code can delay."""
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.0))
+
+
+def _problem(status: int, detail: str, errors: list[dict[str, Any]]) -> Answer:
+    return Answer(status, problem_body(status, detail, errors), PROBLEM, {"status": "invalid"})
