@@ -215,22 +215,20 @@ def to_result(
     used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
     share = outcome.normalized_share.tolist() if outcome.normalized_share is not None else None
     allocations = allocation_dicts(problem.gpu_names, x)
+    n = problem.num_jobs
     metrics = [dict(zip(outcome.job_metrics, row, strict=True)) for row in _metric_rows(outcome)]
-    reasons = outcome.reasons
-    zero = (
-        "allocated no time: other jobs' shares bind first" if outcome.status.has_solution else None
-    )
-    # Time given to a job without throughput data is still time given.
-    starved = (eff <= 0) & (x.sum(axis=1) <= 0)
+    shares = share if share is not None else [None] * n
+    why = _reasons(outcome, eff, x)
+    places = outcome.placements
     jobs = [
         JobResult(
             job_id,
             allocations[j],
             e,
-            None if share is None else share[j],
-            reasons.get(j) or (zero if starved[j] and j not in outcome.placements else None),
+            shares[j],
+            why[j],
             metrics[j] if metrics else {},
-            outcome.placements.get(j),
+            places.get(j),
         )
         for j, (job_id, e) in enumerate(zip(problem.job_ids, eff.tolist(), strict=True))
     ]
@@ -255,6 +253,21 @@ def to_result(
         warnings=outcome.warnings,
         solver=report(ctx, outcome),
     )
+
+
+def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> list[str | None]:
+    """Each job's reason, if it got nothing: the policy's own, else (with a solution) that other
+    jobs' shares bind first. Time given to a job without throughput data is still time given."""
+    why: list[str | None] = [None] * x.shape[0]
+    if outcome.status.has_solution:
+        zero = "allocated no time: other jobs' shares bind first"
+        for j in np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist():
+            if j not in outcome.placements:
+                why[j] = zero
+    for j, reason in outcome.reasons.items():
+        if reason:
+            why[j] = reason
+    return why
 
 
 def allocation_dicts(names: list[str], x: np.ndarray) -> list[dict[str, float]]:
