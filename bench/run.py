@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import argparse
 
-from bench import backends, deadlines, max_min, objectives, placement, startup, water_filling
+from bench import (
+    backends,
+    deadlines,
+    max_min,
+    objectives,
+    placement,
+    service,
+    startup,
+    water_filling,
+)
 from bench.harness import Case, print_table, run_case
 from solver import solve
 
-SUITES = [startup, max_min, water_filling, objectives, deadlines, placement, backends]
+SUITES = [startup, service, max_min, water_filling, objectives, deadlines, placement, backends]
 
 
 def all_cases() -> list[Case]:
