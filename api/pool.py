@@ -67,8 +67,9 @@ class SolvePool:
         )
         WORKERS.set(settings.workers)
 
-    async def run(self, body: bytes, gone: Callable[[], Awaitable[bool]]) -> Answer:
-        """Solve `body` in a worker; `gone` tells whether the client has left."""
+    async def run(self, body: bytes | str, gone: Callable[[], Awaitable[bool]]) -> Answer:
+        """Solve `body` (bytes, or a spool file's path) in a worker; `gone` tells whether the
+        client has left."""
         if self.load.saturated:
             raise Saturated
         self._admit(+1)

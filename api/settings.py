@@ -21,7 +21,7 @@ class Settings(BaseSettings):
         description="Solver processes: solves running at once (default: one per core).",
     )
     queue_size: int = Field(
-        default=16,
+        default=64,
         ge=0,
         description="Requests that may wait for a busy worker; beyond, 503 + Retry-After.",
     )

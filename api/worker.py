@@ -9,12 +9,15 @@ then answers 504 and starts a fresh process).
 from __future__ import annotations
 
 import signal
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from api.body import SPOOL_BYTES, spool_dir
 from api.problems import field_problems, problem_body, summary
 from solver.errors import FieldError, InputError
 from solver.options import SolveOptions
@@ -42,6 +45,7 @@ class Answer:
     body: bytes
     media_type: str = JSON
     meta: dict[str, Any] = field(default_factory=dict)  # for logs and metrics, never bodies
+    path: str | None = None  # a large body, in a spool file the server sends and removes
 
 
 class Envelope(BaseModel):
@@ -63,10 +67,11 @@ def warm_up() -> None:
     solve({"gpu_types": [{"name": "g", "count": 1}], "jobs": [{"id": "j", "throughput": {"g": 1}}]})
 
 
-def solve_body(body: bytes, limits: Limits) -> Answer:
-    """One request, start to end; every failure is an answer, never an exception."""
+def solve_body(body: bytes | str, limits: Limits) -> Answer:
+    """One request, start to end (`body` is the bytes, or the path of a spool file holding
+    them); every failure is an answer, never an exception."""
     try:
-        envelope = _envelope(body)
+        envelope = _envelope(Path(body).read_bytes() if isinstance(body, str) else body)
         options = _apply_limits(envelope, limits)
         _alarm(float(options["time_limit"]) + limits.grace)
         result = solve(envelope.snapshot, policy=envelope.policy, options=options)
@@ -83,7 +88,14 @@ def solve_body(body: bytes, limits: Limits) -> Answer:
         "jobs": len(result.jobs),
         "solve_seconds": result.solver.total_seconds,
     }
-    return Answer(200, result.model_dump_json().encode(), JSON, meta)
+    rendered = result.model_dump_json().encode()
+    if len(rendered) <= SPOOL_BYTES:
+        return Answer(200, rendered, JSON, meta)
+    with tempfile.NamedTemporaryFile(
+        prefix="apportion-answer-", dir=spool_dir(), delete=False
+    ) as out:
+        out.write(rendered)
+    return Answer(200, b"", JSON, meta, out.name)
 
 
 class _Malformed(Exception):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from pathlib import Path
 
 import structlog
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
 
 from api.body import read_body
 from api.deps import pool_of, settings_of
@@ -27,26 +30,38 @@ async def solve_snapshot(request: Request) -> Response:
     settings = settings_of(request)
     body = await read_body(request, settings.max_body_bytes, settings.body_timeout)
     read = time.perf_counter()
+    payload = body.data if body.data is not None else str(body.path)
     try:
-        answer = await pool_of(request).run(body, request.is_disconnected)
+        answer = await pool_of(request).run(payload, request.is_disconnected)
     except Saturated:
-        log.warning("saturated", request_id=request_id, body_bytes=len(body))
+        log.warning("saturated", request_id=request_id, body_bytes=body.size)
         return problem(
             503,
             "every solver is busy and the queue is full; retry later",
             headers={"Retry-After": str(settings.retry_after_seconds)},
         )
+    finally:
+        body.discard()
     observe(answer.meta)
+    sent = len(answer.body) if answer.path is None else Path(answer.path).stat().st_size
     log.info(
         "solve",
         request_id=request_id,
         http_status=answer.status_code,
-        body_bytes=len(body),
-        response_bytes=len(answer.body),
+        body_bytes=body.size,
+        response_bytes=sent,
         read_seconds=round(read - started, 4),
         total_seconds=round(time.perf_counter() - started, 4),
         **answer.meta,
     )
-    return Response(
-        answer.body, answer.status_code, {"X-Request-ID": request_id}, answer.media_type
-    )
+    headers = {"X-Request-ID": request_id}
+    if answer.path is not None:
+        spooled = Path(answer.path)
+        return FileResponse(
+            spooled,
+            answer.status_code,
+            headers,
+            answer.media_type,
+            background=BackgroundTask(spooled.unlink, missing_ok=True),
+        )
+    return Response(answer.body, answer.status_code, headers, answer.media_type)

@@ -137,3 +137,17 @@ def test_the_request_schema_says_which_options_each_policy_takes() -> None:
     responses = spec["paths"]["/v1/solve"]["post"]["responses"]
     assert {"200", "400", "413", "422", "503"} <= set(responses)
     assert "application/problem+json" in responses["503"]["content"]
+
+
+def test_large_bodies_travel_through_spool_files_and_leave_none_behind() -> None:
+    from api.body import SPOOL_BYTES, spool_dir
+    from refdata.synthetic import gavel_snapshot
+
+    snapshot = gavel_snapshot(30_000, seed=1)
+    before = set(spool_dir().glob("apportion-*"))
+    response = client.post("/v1/solve", json={"policy": "max_min_fairness", "snapshot": snapshot})
+    assert response.status_code == 200
+    assert len(response.content) > SPOOL_BYTES  # the answer came back from a file too
+    body = response.json()
+    assert body["status"] == "optimal" and len(body["jobs"]) == 30_000
+    assert set(spool_dir().glob("apportion-*")) == before
