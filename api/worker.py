@@ -21,7 +21,7 @@ from api.body import SPOOL_BYTES, spool_dir
 from api.problems import field_problems, problem_body, summary
 from solver.errors import FieldError, InputError
 from solver.options import SolveOptions
-from solver.pipeline import solve
+from solver.pipeline import paused_gc, solve
 from solver.registry import DEFAULT_POLICY, all_policies, find_policy
 
 JSON = "application/json"
@@ -70,6 +70,13 @@ def warm_up() -> None:
 def solve_body(body: bytes | str, limits: Limits) -> Answer:
     """One request, start to end (`body` is the bytes, or the path of a spool file holding
     them); every failure is an answer, never an exception."""
+    # Parsing a large body creates millions of acyclic objects: the cyclic collector's passes
+    # over them doubled orjson's time (300,000 jobs: 0.79 s against 0.40 s).
+    with paused_gc():
+        return _solve(body, limits)
+
+
+def _solve(body: bytes | str, limits: Limits) -> Answer:
     try:
         envelope = _envelope(Path(body).read_bytes() if isinstance(body, str) else body)
         options = _apply_limits(envelope, limits)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,6 +16,25 @@ from solver.snapshot import Snapshot
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
+
+
+_NAMES = (
+    "id",
+    "scale_factor",
+    "weight",
+    "throughput",
+    "steps_remaining",
+    "time_since_start",
+    "arrival_time",
+    "isolated_time_done",
+    "deadline",
+)
+_FIELDS = attrgetter(*_NAMES)
+
+
+def _optional(values: Sequence[float | None]) -> FloatArray:
+    """Floats with NaN for "not given"."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,31 +60,31 @@ class ClusterArrays:
         gpu_names = [g.name for g in snapshot.gpu_types]
         column = {name: k for k, name in enumerate(gpu_names)}
         jobs = snapshot.jobs
-        m, n_types = len(jobs), len(gpu_names)
-        # One flat pass over the sparse throughput dicts, then a single scatter.
-        counts = [len(job.throughput) for job in jobs]
-        rows = np.repeat(np.arange(m), counts)
-        cols = [column[name] for job in jobs for name in job.throughput]
-        vals = [value for job in jobs for value in job.throughput.values()]
-        throughput = np.zeros((m, n_types))
-        throughput[rows, cols] = vals
-
-        def optional(values: list[float | None]) -> FloatArray:
-            return np.array([np.nan if v is None else v for v in values], dtype=float)
-
+        m = len(jobs)
+        # One pass over the jobs reads every field (attrgetter and zip run in C: at a million
+        # jobs, a comprehension per field was 2.5 s), then the arrays are built from columns.
+        fields = list(zip(*map(_FIELDS, jobs), strict=True)) if m else [()] * len(_NAMES)
+        col = dict(zip(_NAMES, fields, strict=True))
+        throughput = np.zeros((m, len(gpu_names)))
+        per_job: tuple[dict[str, float], ...] = col["throughput"]
+        rows = np.repeat(np.arange(m), list(map(len, per_job)))
+        names = list(chain.from_iterable(per_job))
+        throughput[rows, list(map(column.__getitem__, names))] = list(
+            chain.from_iterable(map(dict.values, per_job))
+        )
         return cls(
-            job_ids=[job.id for job in jobs],
+            job_ids=list(col["id"]),
             gpu_names=gpu_names,
             throughput=throughput,
-            scale_factor=np.array([job.scale_factor for job in jobs], dtype=float),
-            weight=np.array([job.weight for job in jobs], dtype=float),
+            scale_factor=np.array(col["scale_factor"], dtype=float),
+            weight=np.array(col["weight"], dtype=float),
             gpu_count=np.array([g.count for g in snapshot.gpu_types], dtype=float),
-            price_per_hour=optional([g.price_per_hour for g in snapshot.gpu_types]),
-            steps_remaining=optional([job.steps_remaining for job in jobs]),
-            time_since_start=optional([job.time_since_start for job in jobs]),
-            arrival_time=optional([job.arrival_time for job in jobs]),
-            isolated_time_done=optional([job.isolated_time_done for job in jobs]),
-            deadline=optional([job.deadline for job in jobs]),
+            price_per_hour=_optional([g.price_per_hour for g in snapshot.gpu_types]),
+            steps_remaining=_optional(col["steps_remaining"]),
+            time_since_start=_optional(col["time_since_start"]),
+            arrival_time=_optional(col["arrival_time"]),
+            isolated_time_done=_optional(col["isolated_time_done"]),
+            deadline=_optional(col["deadline"]),
             now=snapshot.now,
         )
 
