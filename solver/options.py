@@ -1,10 +1,29 @@
-"""Options every policy understands; policy-specific options live with each policy."""
+"""Options every policy understands; policy-specific options live with each policy.
+
+Values are strict, as in the snapshot: `"inf"`, `"5"` or `true` where a number is expected is an
+error naming the option, never a silent conversion.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import os
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    field_validator,
+)
 
 from solver.backends import DEFAULT_BACKEND, LpMethod
+from solver.snapshot.types import Positive
+
+#: Solver threads beyond the machine's CPUs only cost: HiGHS starts one OS thread per requested
+#: thread, process-wide, and aborts the process when it cannot create them.
+MAX_THREADS = os.cpu_count() or 1
 
 
 class SolveOptions(BaseModel):
@@ -26,18 +45,32 @@ class SolveOptions(BaseModel):
     lp_method: LpMethod = Field(
         LpMethod.AUTO, description="LP algorithm hint; auto = measured default."
     )
-    time_limit: float | None = Field(
+    time_limit: Positive | None = Field(
         None,
-        gt=0,
         description="Seconds for the whole solve (every model the policy solves shares them).",
     )
-    mip_gap: float | None = Field(None, ge=0, le=1, description="Relative MILP gap to stop at.")
-    threads: int | None = Field(None, ge=1, description="Solver threads.")
-    merge_identical: bool = Field(
+    mip_gap: StrictFloat | None = Field(
+        None, ge=0, le=1, allow_inf_nan=False, description="Relative MILP gap to stop at."
+    )
+    threads: StrictInt | None = Field(
+        None,
+        ge=1,
+        json_schema_extra={"maximum": MAX_THREADS},
+        description="Solver threads: 1 to the machine's CPU count (os.cpu_count(), "
+        f"{MAX_THREADS} here); unset = each solver's default.",
+    )
+    merge_identical: StrictBool = Field(
         True,
         description="Merge jobs identical in (throughputs, scale factor, weight) before solving.",
     )
-    verbose: bool = Field(False, description="Let the solver print its log to stderr.")
+    verbose: StrictBool = Field(False, description="Let the solver print its log to stderr.")
+
+    @field_validator("threads")
+    @classmethod
+    def _within_the_machine(cls, value: int | None) -> int | None:
+        if value is not None and value > MAX_THREADS:
+            raise ValueError(f"at most {MAX_THREADS}, the CPU count of this machine (got {value})")
+        return value
 
 
 class PolicyOptions(BaseModel):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 import highspy
@@ -85,6 +89,68 @@ def to_highs_lp(model: CompiledModel, with_names: bool = False) -> highspy.Highs
     return lp
 
 
+class Scheduler:
+    """Runs of HiGHS in this process, kept consistent with its one task scheduler.
+
+    HiGHS keeps one scheduler per process, sized by the `threads` option of the run that creates
+    it (0, the default, means half the cores); a later run that sets another size fails at once
+    with model status "Not Set", and a default run takes whatever size is there.
+    `Highs.resetGlobalScheduler` ends it so the next run creates one of its own size, but calling
+    it while any Highs instance runs, in any thread, is undefined behaviour (HiGHS's C API
+    documentation). So runs of the size in place go on together; a run of another size waits
+    until none is running, resets, then goes. Blocking resets join the old worker threads, so
+    none outlive the change.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._size: int | None = None  # what our runs sized it for; None: not known yet
+        self._running = 0
+        # A run started from a callback of a run in the same thread must not wait for that one.
+        self._inside = threading.local()
+
+    def run(self, h: highspy.Highs, threads: int | None) -> None:
+        size = int(threads or 0)
+        with self._sized(size, reset=False):
+            h.run()
+        if size and h.getModelStatus() == _MS.kNotset:
+            # Another HiGHS user in this process (cvxpy, PuLP) sized it since: size it again.
+            with self._sized(size, reset=True):
+                h.run()
+
+    @contextmanager
+    def sized(self, threads: int | None) -> Iterator[None]:
+        """Hold the scheduler at `threads` (None: HiGHS's default) while the block runs HiGHS
+        through a library that calls `run` itself (cvxpy's HIGHS)."""
+        with self._sized(int(threads or 0), reset=False):
+            yield
+
+    @contextmanager
+    def _sized(self, size: int, reset: bool) -> Iterator[None]:
+        nested = getattr(self._inside, "runs", 0)
+        with self._changed:
+            change = not nested and (reset or self._size != size)
+            while change and self._running:
+                self._changed.wait()
+            if change:
+                highspy.Highs.resetGlobalScheduler(True)
+                self._size = size
+            self._running += 1
+        self._inside.runs = nested + 1
+        try:
+            yield
+        finally:
+            self._inside.runs = nested
+            with self._changed:
+                self._running -= 1
+                self._changed.notify_all()
+
+
+#: The process's one guard: the highs and pulp backends run HiGHS through it; code that runs
+#: HiGHS through another library holds it with `SCHEDULER.sized`.
+SCHEDULER = Scheduler()
+
+
 class HighsBackend(Backend):
     name: ClassVar[str] = "highs"
     features: ClassVar[frozenset[Feature]] = frozenset(
@@ -114,7 +180,7 @@ class HighsBackend(Backend):
         if model.is_mip and watched:
             watch(h, model.num_cols, settings.on_incumbent, settings.on_bound)
         started = time.perf_counter()
-        h.run()
+        SCHEDULER.run(h, settings.threads)
         return read_solution(h, model, time.perf_counter() - started)
 
     def session(self, model: CompiledModel, settings: SolveSettings) -> HighsSession:
@@ -194,6 +260,13 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
     x = np.asarray(solution.col_value, dtype=float)
     if x.size != model.num_cols:
         x = np.zeros(model.num_cols)
+    detail = h.modelStatusToString(raw)
+    if status.has_solution and not (
+        math.isfinite(info.objective_function_value) and np.isfinite(x).all()
+    ):
+        # An infinite or overflowed offset ends "optimal" with an infinite objective (HiGHS
+        # reads costs and bounds ≥ 1e20 as infinite): no answer to return.
+        status, detail = Status.ERROR, f"{detail} with a non-finite objective or point"
     duals = np.asarray(solution.row_dual, dtype=float) if solution.dual_valid else None
     iterations = info.simplex_iteration_count + info.ipm_iteration_count + info.pdlp_iteration_count
     objective = info.objective_function_value if status.has_solution else None
@@ -203,7 +276,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         x=x,
         backend=HighsBackend.name,
         solver="mip" if model.is_mip else _option(h, "solver"),
-        detail=h.modelStatusToString(raw),
+        detail=detail,
         row_dual=duals,
         iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
         solve_seconds=seconds,
@@ -228,6 +301,7 @@ class HighsSession:
 
     def __init__(self, model: CompiledModel, settings: SolveSettings) -> None:
         self.model = model
+        self._threads = settings.threads
         self._h = highspy.Highs()
         configure(self._h, model, settings)
         self._h.passModel(to_highs_lp(model))
@@ -267,5 +341,5 @@ class HighsSession:
 
     def solve(self) -> Solution:
         started = time.perf_counter()
-        self._h.run()
+        SCHEDULER.run(self._h, self._threads)
         return read_solution(self._h, self.model, time.perf_counter() - started)

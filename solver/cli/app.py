@@ -1,11 +1,13 @@
 """`solve SNAPSHOT.json`: the allocation on a terminal (table) or to a pipe / file (JSON).
 
 Exit codes: 0 an allocation was returned (optimal, or an incumbent within a limit), 1 infeasible
-or solver failure, 2 invalid input (one line naming the field and the reason).
+or solver failure, 2 invalid input: a bad snapshot, option, file or path (one line naming the
+field or the file and the reason). Whatever fails, stderr gets one line, never a traceback.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from collections.abc import Iterator
@@ -17,7 +19,14 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from solver.cli.inputs import UsageError, check_writable, parse_options, read_json
+from solver.cli.inputs import (
+    UsageError,
+    check_writable,
+    one_line,
+    parse_options,
+    read_json,
+    write_text,
+)
 
 HELP = """Exact LP/MILP policies for GPU clusters.
 
@@ -39,6 +48,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode=None,
+    # A defect must still end as one line (see `main`), not as a rich traceback with locals.
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
     help=HELP,
 )
 
@@ -117,8 +129,8 @@ def solve_command(
         if contention_csv is not None:
             data = _with_contention(data, contention_csv)
         result = _solve(data, policy, options)
-    if output is not None:
-        output.write_text(result.model_dump_json(indent=2))
+        if output is not None:
+            write_text(output, result.model_dump_json(indent=2), "--output")
     chosen = output_format or (OutputFormat.TABLE if sys.stdout.isatty() else OutputFormat.JSON)
     if chosen is OutputFormat.JSON and output is None:
         typer.echo(result.model_dump_json(indent=2))
@@ -217,8 +229,8 @@ def _export(snapshot: Path, target: Path, policy: str | None, options: dict[str,
     except InputError as exc:
         raise UsageError(f"invalid input: {exc.one_line()}") from None
     except OSError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+        reason = exc.strerror or exc
+        raise UsageError(f"--export {target}: cannot write: {reason}") from None
     if written is None:
         typer.echo("error: this policy needs no model for this snapshot: nothing written", err=True)
         raise typer.Exit(1)
@@ -242,6 +254,10 @@ def _with_contention(data: Any, path: Path) -> Any:
         table = read_contention_csv(path)
     except InputError as exc:
         raise UsageError(f"invalid input: {exc.one_line()}") from None
+    except (OSError, ValueError, csv.Error) as exc:
+        # Bytes that are not UTF-8 text, NUL bytes, values the table rejects: still the file's
+        # fault, so exit 2 naming it.
+        raise UsageError(f"invalid input: contention_csv: {path}: {exc}") from None
     return {**data, "contention": table.model_dump()} if isinstance(data, dict) else data
 
 
@@ -251,9 +267,17 @@ def _usage_errors() -> Iterator[None]:
     try:
         yield
     except UsageError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         raise typer.Exit(2) from None
 
 
 def main() -> None:
-    app(prog_name="solve")
+    """Run the command. An error nothing above expected (a defect, a solver library raising)
+    still ends as one line on stderr and exit code 1, never a traceback."""
+    try:
+        app(prog_name="solve")
+    except Exception as exc:
+        detail = one_line(str(exc)) or "no detail"
+        sys.stderr.write(f"error: unexpected {type(exc).__name__}: {detail}\n")
+        sys.stderr.flush()
+        raise SystemExit(1) from None

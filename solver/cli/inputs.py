@@ -16,18 +16,25 @@ class UsageError(Exception):
 
 def read_json(path: Path) -> Any:
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text()
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise UsageError(f"cannot read {path}: {reason}") from None
+    return decode_json(text, str(path))
+
+
+def decode_json(text: str, what: str) -> Any:
+    """`text` as JSON; every way it can fail is one `UsageError` naming `what`."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
-            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:
-        raise UsageError(f"{path} nests JSON too deeply to be a snapshot") from None
+        raise UsageError(f"{what} nests JSON too deeply to be a snapshot") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
+        raise UsageError(f"{what} is not usable JSON: {exc}") from None
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -41,7 +48,24 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
             options[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             options[key.strip()] = value
+        except (RecursionError, ValueError):
+            raise UsageError(f"--option {key.strip()}: the value is not usable JSON") from None
     return options
+
+
+def write_text(path: Path, text: str, flag: str) -> None:
+    """Write `text` to `path`; a failure (a full disk, /dev/full, a read-only file) is a
+    `UsageError` naming the flag."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except (OSError, UnicodeEncodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"{flag} {path}: cannot write: {reason}") from None
+
+
+def one_line(text: str) -> str:
+    """Messages that may span lines (a validation report) as one line for stderr."""
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 def check_writable(path: Path, flag: str) -> None:

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, StrictFloat
 
-from solver.snapshot.types import Name, Strict
+from solver.snapshot.types import Magnitude, Name, PositiveCount, Strict
 
-_Sensitivity = Annotated[float, Field(ge=1.0, allow_inf_nan=False)]
+_Sensitivity = Annotated[StrictFloat, Field(ge=1.0, allow_inf_nan=False), Magnitude(zero=False)]
 
 
 class JobConfig(Strict):
     """A job as the contention table sees it."""
 
     workload_class: Name = Field(description="Workload class, e.g. `FSDP` or `MoE`.")
-    gpus: int = Field(ge=1, description="Total GPUs of the job.")
-    nodes: int = Field(ge=1, description="Nodes the job spans.")
+    gpus: PositiveCount = Field(description="Total GPUs of the job.")
+    nodes: PositiveCount = Field(description="Nodes the job spans.")
 
     @property
     def key(self) -> tuple[str, int, int]:

@@ -9,9 +9,10 @@ best-effort job has none. Deadlines are absolute times in seconds on the clock o
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from solver.snapshot.types import Finite, Positive
 
 
 class JobClass(StrEnum):
@@ -25,9 +26,7 @@ class DeadlineOption(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
-    time: Annotated[float, Field(allow_inf_nan=False)] = Field(
-        description="Absolute deadline in seconds."
-    )
-    value: Annotated[float, Field(gt=0, allow_inf_nan=False)] = Field(
+    time: Finite = Field(description="Absolute deadline in seconds.")
+    value: Positive = Field(
         default=1.0, description="Value earned when the job ends by this deadline (> 0)."
     )

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from pydantic import Field
 
 from solver.snapshot.deadlines import DeadlineOption, JobClass
-from solver.snapshot.types import Finite, Name, NonNegative, Positive, Strict
+from solver.snapshot.types import (
+    Count,
+    Finite,
+    Flag,
+    Name,
+    NonNegative,
+    Positive,
+    PositiveCount,
+    Strict,
+)
 
 
 class GpuType(Strict):
     """A GPU type and how many of it the cluster has."""
 
     name: Name = Field(description="Identifier used as key in job throughputs, e.g. `v100`.")
-    count: int = Field(ge=0, description="GPUs of this type available to the policy.")
+    count: Count = Field(description="GPUs of this type available to the policy.")
     price_per_hour: NonNegative | None = Field(
         default=None, description="Price per GPU-hour (cost policies)."
     )
@@ -24,7 +31,9 @@ class Job(Strict):
     """A job as the policy sees it. Throughputs are for the whole job at its scale factor."""
 
     id: Name = Field(description="Unique job identifier; results are keyed by it.")
-    scale_factor: int = Field(default=1, ge=1, description="GPUs the job occupies at once (gang).")
+    scale_factor: PositiveCount = Field(
+        default=1, description="GPUs the job occupies at once (gang)."
+    )
     weight: Positive = Field(default=1.0, description="Priority weight w_j.")
     throughput: dict[Name, NonNegative] = Field(
         default_factory=dict,
@@ -58,15 +67,15 @@ class Job(Strict):
     deadlines: list[DeadlineOption] | None = Field(
         default=None, description="Deadline options with values, increasing in time (SLO jobs)."
     )
-    guaranteed: bool = Field(
+    guaranteed: Flag = Field(
         default=False, description="An earlier answer guaranteed one of the job's deadlines."
     )
-    placement: dict[Name, Annotated[int, Field(ge=1)]] | None = Field(
+    placement: dict[Name, PositiveCount] | None = Field(
         default=None,
         description="Node id → GPUs for a job already running (placement policies); "
         "the scale factor defaults to their sum.",
     )
-    consolidate: bool = Field(
+    consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."
     )
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.snapshot.types import Name
+from solver.snapshot.types import Name, PositiveCount
 
 #: The GPU type of untyped nodes when the snapshot gives no `gpu_types`.
 DEFAULT_GPU_TYPE = "gpu"
@@ -25,7 +25,7 @@ class Node(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: Name = Field(description="Unique node identifier; placements are keyed by it.")
-    gpus: int = Field(ge=1, description="GPUs on the node.")
+    gpus: PositiveCount = Field(description="GPUs on the node.")
     gpu_type: Name | None = Field(
         default=None,
         description="GPU type of the node; may be left out when the cluster has one type.",
@@ -43,7 +43,7 @@ def fill_derived_fields(data: Any) -> Any:
     if isinstance(nodes, list) and "gpu_types" not in data:
         counts: dict[str, int] = defaultdict(int)
         for node in nodes:
-            if isinstance(node, dict) and isinstance(node.get("gpus"), int):
+            if isinstance(node, dict) and _is_count(node.get("gpus")):
                 counts[node.get("gpu_type") or DEFAULT_GPU_TYPE] += node["gpus"]
         data = {**data, "gpu_types": [{"name": n, "count": c} for n, c in counts.items()]}
         if len(counts) > 1:  # untyped nodes next to typed ones form the type `gpu`
@@ -76,5 +76,10 @@ def _infer_scale(job: Any) -> bool:
     return (
         isinstance(placement, dict)
         and bool(placement)
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in placement.values())
+        and all(_is_count(v) for v in placement.values())
     )
+
+
+def _is_count(value: Any) -> bool:
+    # What validation will accept as a count: derived fields must not sum booleans or strings.
+    return isinstance(value, int) and not isinstance(value, bool)
