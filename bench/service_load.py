@@ -4,6 +4,7 @@ and one keep-alive connection each), a /livez poller, and one timed request."""
 from __future__ import annotations
 
 import math
+import multiprocessing
 import statistics
 import threading
 import time
@@ -153,7 +154,9 @@ def timed_post(url: str, body: bytes, timeout: float = BIG_TIMEOUT) -> Timed:
 
 
 class LivezPoller:
-    """GET /livez every `interval` seconds (from the start of one poll to the next) on a thread;
+    """GET /livez every `interval` seconds (from the start of one poll to the next) from a
+    separate process (a thread would share the interpreter lock with the big request's client,
+    which parses a 100 MB answer, and measure the client's stalls, not the server's);
     `latencies` of the answered polls, `failures` of the others."""
 
     def __init__(self, url: str, interval: float = 0.02, timeout: float = BIG_TIMEOUT) -> None:
@@ -162,28 +165,38 @@ class LivezPoller:
         self.timeout = timeout
         self.latencies: list[float] = []
         self.failures = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        with httpx.Client(base_url=self.url, timeout=self.timeout) as client:
-            while not self._stop.is_set():
-                began = time.perf_counter()
-                try:
-                    ok = client.get("/livez").status_code == 200
-                except httpx.HTTPError:
-                    ok = False
-                took = time.perf_counter() - began
-                if ok:
-                    self.latencies.append(took)
-                else:
-                    self.failures += 1
-                self._stop.wait(max(0.0, self.interval - took))
+        context = multiprocessing.get_context("spawn")
+        self._stop = context.Event()
+        self._results, sender = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_poll, args=(url, interval, timeout, self._stop, sender), daemon=True
+        )
 
     def __enter__(self) -> LivezPoller:
-        self._thread.start()
+        self._process.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self._stop.set()
-        self._thread.join(self.timeout)
+        if self._results.poll(self.timeout):
+            self.latencies, self.failures = self._results.recv()
+        self._process.join(self.timeout)
+
+
+def _poll(url: str, interval: float, timeout: float, stop: Any, results: Any) -> None:
+    latencies: list[float] = []
+    failures = 0
+    with httpx.Client(base_url=url, timeout=timeout) as client:
+        while not stop.is_set():
+            began = time.perf_counter()
+            try:
+                ok = client.get("/livez").status_code == 200
+            except httpx.HTTPError:
+                ok = False
+            took = time.perf_counter() - began
+            if ok:
+                latencies.append(took)
+            else:
+                failures += 1
+            stop.wait(max(0.0, interval - took))
+    results.send((latencies, failures))

@@ -54,11 +54,13 @@ def read_contention_csv(
     path = Path(source)
     try:
         text = path.read_text(encoding="utf-8-sig")
+        rows = [row for row in csv.reader(io.StringIO(text)) if row]
     except OSError as exc:
         raise InputError.single(
             ("contention_csv",), f"cannot read {path}: {exc.strerror or exc}"
         ) from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if row]
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InputError.single(("contention_csv",), f"{path} is not a CSV file: {exc}") from None
     if not rows:
         raise InputError.single(("contention_csv",), f"{path} is empty")
     try:

@@ -76,4 +76,4 @@ class SolveOptions(BaseModel):
 class PolicyOptions(BaseModel):
     """Base for each policy's own options (extra keys are an error, naming the key)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, strict=True)

@@ -22,6 +22,7 @@ from solver.policy import Outcome, Policy
 from solver.registry import DEFAULT_POLICY, NAMES, find_policy
 from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
 from solver.snapshot import Snapshot, parse_snapshot
+from solver.status import Status
 
 M = TypeVar("M", SolveOptions, PolicyOptions)
 EXPORT_SUFFIXES = (".lp", ".mps")
@@ -208,6 +209,7 @@ def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) ->
 def to_result(
     policy: Policy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
 ) -> SolveResult:
+    outcome = _finite(outcome)
     x = outcome.allocation
     eff = outcome.effective_throughput
     if eff is None:
@@ -253,6 +255,18 @@ def to_result(
         warnings=outcome.warnings,
         solver=report(ctx, outcome),
     )
+
+
+def _finite(outcome: Outcome) -> Outcome:
+    """An answer whose objective is not a finite number is no answer: never `optimal` with an
+    objective JSON would write as null."""
+    value = outcome.objective
+    if value is None or np.isfinite(value) or not outcome.status.has_solution:
+        return outcome
+    outcome.warnings.append(f"the objective came out as {value}; the solution is not trusted")
+    outcome.status = Status.ERROR
+    outcome.objective = None
+    return outcome
 
 
 def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> list[str | None]:

@@ -3,11 +3,15 @@ contend, and the shapes a job may take."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, Strict, field_validator
 
 from solver.options import PolicyOptions
+
+
+_Demand = Annotated[int, Strict(False)]
+_Shape = Annotated[tuple[int, int], Strict(False)]
 
 
 class ContentionPlacementOptions(PolicyOptions):
@@ -27,7 +31,8 @@ class ContentionPlacementOptions(PolicyOptions):
         description="multi_node: jobs on a single node neither suffer nor cause network "
         "contention (DeepShare's simulator); all: every co-located pair counts.",
     )
-    shapes: dict[int, list[tuple[int, int]]] | None = Field(
+    # JSON object keys are strings and pairs come as lists: this field converts both.
+    shapes: dict[_Demand, list[_Shape]] | None = Field(
         None,
         description="Allowed shapes per demand, {demand: [[nodes, GPUs per node], ...]}; "
         "demands not listed get powers of two up to the node size.",

@@ -24,6 +24,7 @@ from cvxpy.reductions.solvers import defines
 from numpy.typing import NDArray
 
 from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.backends.highs import SCHEDULER
 from solver.backends.verify import empty_model_status, settle
 from solver.model import CompiledModel, Sense
 from solver.status import Status
@@ -110,7 +111,9 @@ class CvxpyBackend(Backend):
         started = time.perf_counter()
         problem, parts, rows = to_cvxpy(model)
         built = time.perf_counter()
-        raw, error = _run(problem, solver, solver_options(solver, model, settings), settings)
+        # cvxpy's HIGHS interface shares HiGHS's process-wide thread scheduler.
+        with SCHEDULER.sized(settings.threads):
+            raw, error = _run(problem, solver, solver_options(solver, model, settings), settings)
         finished = time.perf_counter()
         compile_seconds = float(problem.compilation_time or 0.0)
         x = _point(parts)

@@ -64,3 +64,33 @@ def test_the_bound_is_documented_in_the_schema() -> None:
 def test_integers_are_still_numbers_for_real_options() -> None:
     result = solve(TWO_BY_TWO, options={"time_limit": 5, "mip_gap": 0})
     assert result.status == "optimal"
+
+
+@pytest.mark.parametrize(
+    ("policy", "key", "bad"),
+    [
+        ("contention_placement", "w1", "0.7"),
+        ("max_min_fairness", "heterogeneity_aware", "false"),
+        ("max_min_fairness", "space_sharing", 1),
+        ("deadline_admission", "horizon_slots", 12.0),
+        ("deadline_admission", "overhead_seconds", "90"),
+    ],
+)
+def test_a_policy_option_of_the_wrong_type_is_named_not_coerced(
+    policy: str, key: str, bad: Any
+) -> None:
+    with pytest.raises(InputError) as caught:
+        solve(TWO_BY_TWO, policy=policy, options={key: bad})
+    assert ("options", key) in [e.loc for e in caught.value.errors]
+
+
+def test_placement_shapes_still_come_as_json_gives_them() -> None:
+    import json
+
+    from refdata import FIXTURES
+
+    snapshot = json.loads((FIXTURES / "deepshare_cluster.json").read_text())
+    result = solve(
+        snapshot, policy="contention_placement", options={"shapes": {"8": [[1, 8], [2, 4]]}}
+    )
+    assert result.status.has_solution
