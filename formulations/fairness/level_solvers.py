@@ -18,7 +18,9 @@ from formulations.fairness.share_lp import (
     ShareBlocks,
     ShareStructure,
     build_share_lp,
+    entity_scales,
     level_scale,
+    share_level_coefficients,
 )
 from solver.backends import LpMethod, Session, Solution
 from solver.context import SolveContext
@@ -68,6 +70,9 @@ class WarmLevels:
         self.structure = structure
         self.ctx = ctx
         self.session = session
+        self.coefficients = share_level_coefficients(
+            structure, state, blocks.row_scale, blocks.entity_scale
+        )
         self.state = state  # states are replaced, never mutated
         self.lp_method = lp_method
         self._solved = False
@@ -92,33 +97,33 @@ class WarmLevels:
         if kept is None:
             return self.ctx.solve(model, self.lp_method)
         self.compiled, self.session = kept
+        self.coefficients = share_level_coefficients(
+            self.structure, state, self.blocks.row_scale, self.blocks.entity_scale
+        )
         self.state, self._solved = state, False
         return self.ctx.record(self.compiled, self.session.solve())
 
     def _apply(self, new: LevelState) -> None:
-        old, s = self.state, self.structure
-        # As the active set shrinks, the level is rescaled so its tightest row keeps a t
-        # coefficient of 1 (see `share_lp`): every active row's coefficient changes with it.
-        r = level_scale(s, self.blocks.row_scale, new)
-        rescaled = r != self.blocks.level_scale
-        if rescaled:
-            self.blocks = replace(self.blocks, level_scale=r)
-        b = self.blocks
+        old, s, b = self.state, self.structure, self.blocks
         _, z, level = b.level_parts()
-        changed = np.flatnonzero((new.omega != old.omega) | (rescaled & (new.omega > 0)))
+        # As the active set shrinks and the weights change, r and the r_e change with them (see
+        # `share_lp`): every share row whose coefficient moves gets the new one.
+        r = level_scale(s, b.row_scale, new)
+        r_e = entity_scales(s, new, r)
+        coefficients = share_level_coefficients(s, new, b.row_scale, r_e)
+        changed = np.flatnonzero(coefficients != self.coefficients)
         self.session.change_coefficients(
-            b.share.start + changed,
-            z.start + s.entity[changed],
-            b.omega_coefficients(new.omega)[changed],
+            b.share.start + changed, z.start + s.entity[changed], coefficients[changed]
         )
+        rescaled = r != b.level_scale
+        self.blocks = b = replace(b, level_scale=r, entity_scale=r_e)
+        self.coefficients = coefficients
         lowered = np.flatnonzero(new.lower != old.lower)
         self.session.change_row_bounds(
             b.share.start + lowered,
             new.lower[lowered] / b.row_scale[lowered],
             np.full(lowered.size, INF),
         )
-        scaled = np.flatnonzero(new.sigma != old.sigma)
-        self.session.change_coefficients(level.start + scaled, z.start + scaled, new.sigma[scaled])
         switched = np.flatnonzero(new.enforced != old.enforced)
         bound = np.where(new.enforced[switched], 0.0, INF)
         self.session.change_row_bounds(level.start + switched, -bound, bound)

@@ -24,9 +24,10 @@ Scaling. Shares span many orders of magnitude (weights to 1e3, throughputs to 1e
 normalizers: a level of 1e-10 is an ordinary answer), far below a solver's feasibility
 tolerance. So each share row is divided by c_g, its largest coefficient, and the level is
 solved as τ = t / r with r = min_g c_g σ_e / (ω_g W_e), the largest level the most limited group
-could reach, rounded to a power of ten (z likewise): every row then has coefficients of at
-most about 1 and τ of order 1 at the first level. Results are read back through `ShareBlocks`
-in the original units.
+could reach, rounded to a power of ten, and each z_e as z_e / r_e with r_e = r W_e / σ_e, so that
+the level rows read z_e − t = 0: every row then has coefficients of at most about 1 and τ of
+order 1 at the first level, whatever the magnitude of weights. Results are read back through
+`ShareBlocks` in the original units.
 
 A group's effective weight is W_e ω_g / σ_e: plain max-min has one entity with W = σ = 1 and
 ω_g = w_g; entities with `fairness` use σ_e = Σ_{active g∈e} n_g w_g; `fifo` gives ω = 1 to the
@@ -95,7 +96,8 @@ class ShareBlocks:
     level: Block | None
     value: sp.csr_matrix  # (groups × (X, Y) columns): v_g as a function of the first columns
     row_scale: FloatArray  # c_g: share row g is divided by it
-    level_scale: float  # r: the model's t and z are t / r and z / r
+    level_scale: float  # r: the model's t is t / r
+    entity_scale: FloatArray  # r_e = r W_e / σ_e: the model's z_e is z_e / r_e
 
     def level_parts(self) -> tuple[Block, Block, Block]:
         """(e, z, level) of a model built for level-by-level solving (not `single`)."""
@@ -108,18 +110,13 @@ class ShareBlocks:
 
     def entity_levels(self, solution: Solution) -> FloatArray:
         """z_e in the original units."""
-        z: FloatArray = solution.value(self.level_parts()[1]) * self.level_scale
+        z: FloatArray = solution.value(self.level_parts()[1]) * self.entity_scale
         return z
 
     def share_duals(self, solution: Solution) -> FloatArray:
         """Duals of the share rows as written in the module docstring (unscaled)."""
         y: FloatArray = solution.dual(self.share) / self.row_scale
         return y
-
-    def omega_coefficients(self, omega: FloatArray) -> FloatArray:
-        """The model's coefficient of z_e(g) in share row g for weights ω."""
-        c: FloatArray = -omega * self.level_scale / self.row_scale
-        return c
 
 
 @dataclass(frozen=True)
@@ -183,6 +180,7 @@ def build_share_lp(
     value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
     value = sp.hstack([value_x, value_y], format="csr")
     c, r = _scales(s, state, value)
+    r_e = entity_scales(s, state, r)
     e = None
     if not single:
         e = model.add_variables(
@@ -196,12 +194,12 @@ def build_share_lp(
     t = model.add_variables("t", 1, lower=state.t_floor / r)
     per_row = sp.diags(1.0 / c, format="csr")
     share_terms: dict[Block, Any] = {x.block: per_row @ value_x}
-    omega = -state.omega * r / c
-    if z is None:
-        share_terms[t] = (omega * (s.entity_weight / state.sigma)[s.entity])[:, None]
+    level_terms = share_level_coefficients(s, state, c, r_e)
+    if z is None:  # z_e = W_e t / σ_e = r_e t / r: in the model's units, z_e is t itself
+        share_terms[t] = level_terms[:, None]
     else:
         rows = np.arange(s.size)
-        share_terms[z] = sp.csr_matrix((omega, (rows, s.entity)), shape=(s.size, z.size))
+        share_terms[z] = sp.csr_matrix((level_terms, (rows, s.entity)), shape=(s.size, z.size))
     if e is not None:
         share_terms[e] = -sp.identity(s.size, format="csr")
     time_terms: dict[Block, Any] = {x.block: x.per_group(np.ones(x.block.size))}
@@ -218,7 +216,7 @@ def build_share_lp(
     )
     level = None if z is None else _level_rows(model, s, state, z, t)
     model.set_objective({e: 1.0} if e is not None and state.testing else {t: 1.0}, Sense.MAXIMIZE)
-    return model, ShareBlocks(x, y, e, z, t, share, level, value, c, r)
+    return model, ShareBlocks(x, y, e, z, t, share, level, value, c, r, r_e)
 
 
 def _scales(s: ShareStructure, state: LevelState, value: sp.csr_matrix) -> tuple[FloatArray, float]:
@@ -226,6 +224,28 @@ def _scales(s: ShareStructure, state: LevelState, value: sp.csr_matrix) -> tuple
     c = np.asarray(abs(value).max(axis=1).todense()).ravel()
     c = np.where(c > 0, c, 1.0)
     return c, level_scale(s, c, state)
+
+
+def entity_scales(s: ShareStructure, state: LevelState, r: float) -> FloatArray:
+    """r_e = r W_e / σ_e: each entity's level variable in units of what it reaches as t moves
+    by r (r itself for an entity without active groups)."""
+    ratio = np.divide(
+        s.entity_weight,
+        state.sigma,
+        out=np.ones_like(s.entity_weight),
+        where=state.sigma > 0,
+    )
+    scales: FloatArray = r * ratio
+    return scales
+
+
+def share_level_coefficients(
+    s: ShareStructure, state: LevelState, c: FloatArray, r_e: FloatArray
+) -> FloatArray:
+    """The model's coefficient of z_e(g) in share row g: −ω_g r_e / c_g (at most 1 in size for
+    the tightest row, by the choice of r)."""
+    coefficients: FloatArray = -state.omega * r_e[s.entity] / c
+    return coefficients
 
 
 def level_scale(s: ShareStructure, c: FloatArray, state: LevelState) -> float:
@@ -257,11 +277,12 @@ def _columns(model: Model, s: ShareStructure) -> tuple[Allocation, Block | None]
 
 
 def _level_rows(model: Model, s: ShareStructure, state: LevelState, z: Block, t: Block) -> Block:
-    """σ_e z_e − W_e t = 0 for entities in force, free otherwise."""
+    """z_e = W_e t / σ_e for entities in force, free otherwise; in the model's units (z_e / r_e,
+    t / r) simply z_e − t = 0, whatever the weights' magnitude."""
     bound = np.where(state.enforced, 0.0, INF)
     return model.add_constraints(
         "level",
-        {z: sp.diags(state.sigma, format="csr"), t: -s.entity_weight[:, None]},
+        {z: sp.identity(s.num_entities, format="csr"), t: -np.ones((s.num_entities, 1))},
         lower=-bound,
         upper=bound,
         coords=(("entity", s.entity_names),),

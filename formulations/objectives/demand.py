@@ -162,7 +162,10 @@ def build(
         model.set_objective({theta: 1.0}, target.sense)
     else:
         assert target.gpu_price is not None, "a target without θ minimizes the GPUs' price"
-        model.set_objective({x.block: target.gpu_price[x.gpu] * scale[x.group]}, target.sense)
+        # Prices in units of the dearest one: at 1e-12 per hour every cost would sit below the
+        # solver's optimality tolerance and any feasible allocation would pass as cheapest.
+        price = target.gpu_price / max(float(np.max(target.gpu_price, initial=0.0)), 1e-300)
+        model.set_objective({x.block: price[x.gpu] * scale[x.group]}, target.sense)
     return model, x, theta
 
 

@@ -105,7 +105,9 @@ def choose(candidates: Candidates, counting: bool, ctx: SolveContext) -> Choice:
     model.add_constraints(
         "value", {met: group_value[None, :]}, lower=best - slack, coords=(("total", ["met"]),)
     )
-    cost = candidates.gpu_price[y.gpu] * candidates.scale[grouping.first][y.group]
+    # Prices in units of the dearest one (see `demand.build`).
+    price = candidates.gpu_price / max(float(np.max(candidates.gpu_price, initial=0.0)), 1e-300)
+    cost = price[y.gpu] * candidates.scale[grouping.first][y.group]
     model.set_objective({y.block: cost}, Sense.MINIMIZE)
     second = ctx.solve(model, mip_gap=COST_GAP)
     chosen = second if second.status.has_solution else first

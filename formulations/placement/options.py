@@ -9,7 +9,6 @@ from pydantic import Field, Strict, field_validator
 
 from solver.options import PolicyOptions
 
-
 _Demand = Annotated[int, Strict(False)]
 _Shape = Annotated[tuple[int, int], Strict(False)]
 
