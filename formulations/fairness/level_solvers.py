@@ -108,7 +108,7 @@ class WarmLevels:
         _, z, level = b.level_parts()
         # As the active set shrinks and the weights change, r and the r_e change with them (see
         # `share_lp`): every share row whose coefficient moves gets the new one.
-        r = level_scale(s, b.row_scale, new)
+        r = level_scale(s, b.row_scale, new, keep=b.level_scale)
         r_e = entity_scales(s, new, r)
         coefficients = share_level_coefficients(s, new, b.row_scale, r_e)
         changed = np.flatnonzero(coefficients != self.coefficients)
