@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 
 from solver.errors import FieldError
 from solver.snapshot.checks.contention import contention_errors
@@ -24,19 +25,27 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
         if n > 1:
             errors.append(FieldError(("gpu_types",), f"duplicate GPU type {name!r}", "duplicate"))
     known = set(type_names)
-    seen: set[str] = set()
-    for i, job in enumerate(snapshot.jobs):
-        if job.id in seen:
-            errors.append(
-                FieldError(("jobs", i, "id"), f"duplicate job id {job.id!r}", "duplicate")
-            )
-        seen.add(job.id)
-        for gpu in job.throughput.keys() - known:
-            errors.append(
-                FieldError(
-                    ("jobs", i, "throughput", gpu), f"unknown GPU type {gpu!r}", "unknown_gpu_type"
+    jobs = snapshot.jobs
+    ids = [job.id for job in jobs]
+    if len(set(ids)) < len(ids):  # rare: only then find which
+        seen: set[str] = set()
+        for i, job_id in enumerate(ids):
+            if job_id in seen:
+                errors.append(
+                    FieldError(("jobs", i, "id"), f"duplicate job id {job_id!r}", "duplicate")
                 )
-            )
+            seen.add(job_id)
+    # Every key at once (in C); the jobs are walked only when some key is unknown.
+    if not set(chain.from_iterable(job.throughput for job in jobs)) <= known:
+        for i, job in enumerate(jobs):
+            for gpu in job.throughput.keys() - known:
+                errors.append(
+                    FieldError(
+                        ("jobs", i, "throughput", gpu),
+                        f"unknown GPU type {gpu!r}",
+                        "unknown_gpu_type",
+                    )
+                )
     return (
         errors
         + node_errors(snapshot)
