@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from solver.errors import FieldError, InputError
 from solver.options import SolveOptions
 from solver.pipeline import paused_gc, solve
 from solver.registry import DEFAULT_POLICY, all_policies, find_policy
+from solver.snapshot import parse_snapshot
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"
@@ -81,7 +83,15 @@ def _solve(body: bytes | str, limits: Limits) -> Answer:
         envelope = _envelope(Path(body).read_bytes() if isinstance(body, str) else body)
         options = _apply_limits(envelope, limits)
         _alarm(float(options["time_limit"]) + limits.grace)
-        result = solve(envelope.snapshot, policy=envelope.policy, options=options)
+        policy, started = envelope.policy, time.perf_counter()
+        snapshot = parse_snapshot(envelope.snapshot)
+        # The decoded document is no longer needed: at a million jobs it is a gigabyte that
+        # would otherwise stay alive through the solve and the rendering.
+        del envelope
+        parsed = time.perf_counter() - started
+        result = solve(snapshot, policy=policy, options=options)
+        result.solver.validate_seconds += parsed
+        result.solver.total_seconds += parsed
     except _Malformed as bad:
         return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
     except InputError as exc:
@@ -95,7 +105,9 @@ def _solve(body: bytes | str, limits: Limits) -> Answer:
         "jobs": len(result.jobs),
         "solve_seconds": result.solver.total_seconds,
     }
-    rendered = result.model_dump_json().encode()
+    del snapshot  # the result is all that is needed now
+    # Bytes straight from the serializer (model_dump_json would make a str, then bytes again).
+    rendered = result.__pydantic_serializer__.to_json(result)
     if len(rendered) <= SPOOL_BYTES:
         return Answer(200, rendered, JSON, meta)
     with tempfile.NamedTemporaryFile(
