@@ -17,7 +17,7 @@ from pathlib import Path
 from bench.harness import Case, Row
 from refdata import FIXTURES
 
-RUNS = 9
+RUNS = 11
 BASELINE = [sys.executable, "-c", "import numpy"]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
@@ -30,15 +30,20 @@ def _run(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def wall_seconds(command: list[str]) -> float:
-    """Median wall time of `RUNS` runs after one untimed run: one process start is noisy."""
+def paired_seconds(command: list[str]) -> tuple[float, float]:
+    """Median wall times of `command` and of the baseline, run alternately (after one untimed
+    run of each): a machine whose load drifts then moves both alike."""
     _run(command)
-    return statistics.median(_run(command) for _ in range(RUNS))
+    _run(BASELINE)
+    ours, base = [], []
+    for _ in range(RUNS):
+        base.append(_run(BASELINE))
+        ours.append(_run(command))
+    return statistics.median(ours), statistics.median(base)
 
 
 def cli_row(case: Case, args: list[str], target_ratio: float) -> Row:
-    base = wall_seconds(BASELINE)
-    total = wall_seconds([sys.executable, "-m", "solver", *args])
+    total, base = paired_seconds([sys.executable, "-m", "solver", *args])
     ratio = total / base
     verdict = "yes" if ratio <= target_ratio else "NO"
     return Row(

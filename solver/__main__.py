@@ -1,5 +1,5 @@
 """`python -m solver` is the `solve` command."""
 
-from solver.cli import main
+from solver.cli import run
 
-main()
+run()

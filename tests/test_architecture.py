@@ -56,8 +56,8 @@ def _imported_by_cli(*args: str) -> set[str]:
         "    sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
         "atexit.register(report)\n"
         f"sys.argv = ['solve', *{list(args)!r}]\n"
-        "from solver.cli import main\n"
-        "main()\n"
+        "from solver.cli import run\n"
+        "run()\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -4,6 +4,6 @@ max-min solve start fast."""
 
 from __future__ import annotations
 
-from solver.cli.app import app, main
+from solver.cli.app import main, run
 
-__all__ = ["app", "main"]
+__all__ = ["main", "run"]

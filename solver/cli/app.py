@@ -7,17 +7,12 @@ field or the file and the reason). Whatever fails, stderr gets one line, never a
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
-from typer.core import TyperGroup
+from typing import Any
 
 from solver.cli.inputs import (
     UsageError,
@@ -27,141 +22,55 @@ from solver.cli.inputs import (
     read_json,
     write_text,
 )
-
-HELP = """Exact LP/MILP policies for GPU clusters.
-
-`solve SNAPSHOT.json [OPTIONS]` solves a snapshot (the main verb; `solve solve ...` is the same).
-The other commands print the snapshot schema, list the policies, or export a model."""
+from solver.cli.parser import is_terminal, parse
 
 
-class DefaultToSolve(TyperGroup):
-    """A group whose first argument, when it names no command, is a snapshot for `solve`."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
-            args = ["solve", *args]
-        return super().parse_args(ctx, args)
-
-
-app = typer.Typer(
-    cls=DefaultToSolve,
-    add_completion=False,
-    no_args_is_help=False,
-    rich_markup_mode=None,
-    # A defect must still end as one line (see `main`), not as a rich traceback with locals.
-    pretty_exceptions_enable=False,
-    pretty_exceptions_show_locals=False,
-    help=HELP,
-)
-
-
-class OutputFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-
-
-Options = Annotated[
-    list[str] | None,
-    typer.Option("--option", "-o", help="Policy option KEY=VALUE (value parsed as JSON)."),
-]
-PolicyName = Annotated[str | None, typer.Option(help="Policy, when the snapshot names none.")]
-Backend = Annotated[
-    str | None,
-    typer.Option(help="auto (default: HiGHS or Clarabel per model), highs, clarabel, cvxpy, pulp."),
-]
-SubSolver = Annotated[
-    str | None,
-    typer.Option(help="The backend's own solver: cvxpy CLARABEL/HIGHS/SCS/..., pulp CBC/HiGHS."),
-]
-TimeLimit = Annotated[
-    float | None, typer.Option(help="Seconds for the whole solve (every model shares them).")
-]
-MipGap = Annotated[float | None, typer.Option(help="Relative MILP gap.")]
-SnapshotArg = Annotated[
-    Path | None, typer.Argument(help="Snapshot JSON file ('-' reads standard input).")
-]
-
-
-@app.command("solve")
-def solve_command(
-    snapshot: SnapshotArg = None,
-    policy: PolicyName = None,
-    output_format: Annotated[
-        OutputFormat | None,
-        typer.Option(
-            "--format", help="table (default on a terminal) or json (default when piped)."
-        ),
-    ] = None,
-    output: Annotated[Path | None, typer.Option(help="Write the JSON result to this file.")] = None,
-    backend: Backend = None,
-    solver: SubSolver = None,
-    time_limit: TimeLimit = None,
-    mip_gap: MipGap = None,
-    contention_csv: Annotated[
-        Path | None,
-        typer.Option(
-            help="DeepShare contention CSV (matrix or long form): becomes the snapshot's "
-            "`contention` table."
-        ),
-    ] = None,
-    option: Options = None,
-    export: Annotated[Path | None, typer.Option("--export", hidden=True)] = None,
-    schema: Annotated[bool, typer.Option("--schema", hidden=True)] = False,
-    list_policies: Annotated[bool, typer.Option("--list-policies", hidden=True)] = False,
-) -> None:
+def solve_command(args: argparse.Namespace) -> int:
     """Solve a cluster snapshot with an exact LP/MILP policy."""
-    if schema:
-        schema_command()
-        return
-    if list_policies:
-        policies_command()
-        return
-    with _usage_errors():
-        if snapshot is None:
-            raise UsageError("missing SNAPSHOT: give a snapshot JSON file (or '-' for stdin)")
-        options = _solve_options(option, backend, solver, time_limit, mip_gap)
-        if export is not None:
-            _export(snapshot, export, policy, options)
-            return
-        if output is not None:
-            check_writable(output, "--output")
-        data = read_json(snapshot)
-        if contention_csv is not None:
-            data = _with_contention(data, contention_csv)
-        result = _solve(data, policy, options)
-        if output is not None:
-            write_text(output, result.model_dump_json(indent=2), "--output")
-    chosen = output_format or (OutputFormat.TABLE if sys.stdout.isatty() else OutputFormat.JSON)
-    if chosen is OutputFormat.JSON and output is None:
-        typer.echo(result.model_dump_json(indent=2))
-    elif chosen is OutputFormat.TABLE:
+    if args.schema:
+        return schema_command(args)
+    if args.list_policies:
+        return policies_command(args)
+    if args.snapshot is None:
+        raise UsageError("missing SNAPSHOT: give a snapshot JSON file (or '-' for stdin)")
+    options = _solve_options(args)
+    if args.export is not None:
+        return _export(args.snapshot, args.export, args.policy, options)
+    if args.output is not None:
+        check_writable(args.output, "--output")
+    data = read_json(args.snapshot)
+    if args.contention_csv is not None:
+        data = _with_contention(data, args.contention_csv)
+    result = _solve(data, args.policy, options)
+    if args.output is not None:
+        write_text(args.output, result.model_dump_json(indent=2), "--output")
+    chosen = args.output_format or ("table" if is_terminal() else "json")
+    if chosen == "json" and args.output is None:
+        print(result.model_dump_json(indent=2))
+    elif chosen == "table":
         from rich.console import Console
 
         from solver.cli.render import render
 
         render(result, Console())
-    raise typer.Exit(result.status.exit_code)
+    code: int = result.status.exit_code
+    return code
 
 
-@app.command("schema")
-def schema_command() -> None:
+def schema_command(_: argparse.Namespace) -> int:
     """Print the snapshot's JSON Schema."""
     from solver.snapshot import Snapshot
 
-    typer.echo(json.dumps(Snapshot.model_json_schema(), indent=2))
+    print(json.dumps(Snapshot.model_json_schema(), indent=2))
+    return 0
 
 
-@app.command("policies")
-def policies_command(
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Names, problem class, aliases and option schemas.")
-    ] = False,
-) -> None:
+def policies_command(args: argparse.Namespace) -> int:
     """List the policies and their options."""
     from solver.registry import aliases, all_policies
 
     policies = list(all_policies().values())
-    if as_json:
+    if getattr(args, "json", False):
         listing = [
             {
                 "name": p.name,
@@ -172,38 +81,37 @@ def policies_command(
             }
             for p in policies
         ]
-        typer.echo(json.dumps(listing, indent=2))
-        return
+        print(json.dumps(listing, indent=2))
+        return 0
     from rich.console import Console
 
     from solver.cli.render import render_policies
 
     render_policies(policies, Console())
+    return 0
 
 
-@app.command("export")
-def export_command(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot JSON file ('-' reads stdin).")],
-    target: Annotated[Path, typer.Argument(help="Model file to write: .lp or .mps.")],
-    policy: PolicyName = None,
-    backend: Backend = None,
-    solver: SubSolver = None,
-    option: Options = None,
-) -> None:
+def export_command(args: argparse.Namespace) -> int:
     """Write the model a policy would solve (readable names), without solving it."""
-    with _usage_errors():
-        _export(snapshot, target, policy, _solve_options(option, backend, solver, None, None))
+    return _export(args.snapshot, args.target, args.policy, _solve_options(args))
 
 
-def _solve_options(
-    pairs: list[str] | None,
-    backend: str | None,
-    solver: str | None,
-    time_limit: float | None,
-    mip_gap: float | None,
-) -> dict[str, Any]:
-    options = parse_options(pairs or [])
-    given = {"backend": backend, "solver": solver, "time_limit": time_limit, "mip_gap": mip_gap}
+COMMANDS = {
+    "solve": solve_command,
+    "schema": schema_command,
+    "policies": policies_command,
+    "export": export_command,
+}
+
+
+def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
+    options = parse_options(args.option or [])
+    given = {
+        "backend": args.backend,
+        "solver": args.solver,
+        "time_limit": getattr(args, "time_limit", None),
+        "mip_gap": getattr(args, "mip_gap", None),
+    }
     options.update({key: value for key, value in given.items() if value is not None})
     return options
 
@@ -218,7 +126,7 @@ def _solve(data: Any, policy: str | None, options: dict[str, Any]) -> Any:
         raise UsageError(f"invalid input: {exc.one_line()}") from None
 
 
-def _export(snapshot: Path, target: Path, policy: str | None, options: dict[str, Any]) -> None:
+def _export(snapshot: Path, target: Path, policy: str | None, options: dict[str, Any]) -> int:
     from solver.errors import InputError
     from solver.pipeline import export_model
 
@@ -232,13 +140,14 @@ def _export(snapshot: Path, target: Path, policy: str | None, options: dict[str,
         reason = exc.strerror or exc
         raise UsageError(f"--export {target}: cannot write: {reason}") from None
     if written is None:
-        typer.echo("error: this policy needs no model for this snapshot: nothing written", err=True)
-        raise typer.Exit(1)
-    typer.echo(
+        sys.stderr.write("error: this policy needs no model for this snapshot: nothing written\n")
+        return 1
+    print(
         f"wrote {written.path}: model {written.name}, {written.variables} variables "
         f"({written.integer_variables} integer), {written.constraints} constraints, "
         f"{written.nonzeros} nonzeros"
     )
+    return 0
 
 
 def _with_contention(data: Any, path: Path) -> Any:
@@ -261,23 +170,25 @@ def _with_contention(data: Any, path: Path) -> Any:
     return {**data, "contention": table.model_dump()} if isinstance(data, dict) else data
 
 
-@contextmanager
-def _usage_errors() -> Iterator[None]:
-    """A `UsageError` becomes one line on stderr and exit code 2."""
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns its exit code. Bad input is one line on stderr and exit
+    code 2; an error nothing here expected (a defect, a solver library raising) still ends as
+    one line and exit code 1, never a traceback."""
     try:
-        yield
+        args = parse(sys.argv[1:] if argv is None else argv)
+        return COMMANDS[args.command](args)
     except UsageError as exc:
-        typer.echo(f"error: {one_line(str(exc))}", err=True)
-        raise typer.Exit(2) from None
-
-
-def main() -> None:
-    """Run the command. An error nothing above expected (a defect, a solver library raising)
-    still ends as one line on stderr and exit code 1, never a traceback."""
-    try:
-        app(prog_name="solve")
+        sys.stderr.write(f"error: {one_line(str(exc))}\n")
+        return 2
+    except SystemExit as done:  # --help
+        return done.code if isinstance(done.code, int) else 0
     except Exception as exc:
         detail = one_line(str(exc)) or "no detail"
         sys.stderr.write(f"error: unexpected {type(exc).__name__}: {detail}\n")
-        sys.stderr.flush()
-        raise SystemExit(1) from None
+        return 1
+
+
+def run() -> None:
+    """The console script: `solve ...`."""
+    sys.stdout.flush()
+    raise SystemExit(main())

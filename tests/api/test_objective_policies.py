@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from typer.testing import CliRunner
 
 from api.main import app
-from solver.cli import app as cli_app
+from tests.cli_runner import invoke
 from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
 
 NEW = {
@@ -73,7 +72,7 @@ def test_a_backend_without_milp_is_refused_for_the_slo_policy() -> None:
 def test_cli_solves_by_policy_name(tmp_path: Path) -> None:
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(MAKESPAN))
-    result = CliRunner().invoke(cli_app, [str(path), "--policy", "makespan", "--format", "json"])
+    result = invoke([str(path), "--policy", "makespan", "--format", "json"])
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
     assert body["objective"] == pytest.approx(15 / 7)
@@ -83,6 +82,6 @@ def test_cli_solves_by_policy_name(tmp_path: Path) -> None:
 def test_cli_table_shows_policy_metrics(tmp_path: Path) -> None:
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(MAKESPAN))
-    result = CliRunner().invoke(cli_app, [str(path), "--policy", "makespan", "--format", "table"])
+    result = invoke([str(path), "--policy", "makespan", "--format", "table"])
     assert result.exit_code == 0, result.output
     assert "finish_time" in result.output

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from formulations.placement.contention import ContentionLookup, Source
 from refdata import FIXTURES, SOURCE
 from refdata.deepshare import main, read_contention_csv
 from solver import InputError
-from solver.cli import app
+from tests.cli_runner import invoke
 
 MATRIX = SOURCE / "deepshare_shared_thp_ratio.csv"
 
@@ -111,8 +110,7 @@ def test_conversion_command_prints_the_snapshot_field(capsys: pytest.CaptureFixt
 
 def test_cli_takes_the_csv_as_is(tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    result = CliRunner().invoke(
-        app,
+    result = invoke(
         [
             str(FIXTURES / "deepshare_cluster.json"),
             "--contention-csv",
@@ -137,6 +135,6 @@ def test_cli_refuses_two_tables(tmp_path: Path) -> None:
     snapshot["contention"] = {"entries": []}
     path = tmp_path / "snap.json"
     path.write_text(json.dumps(snapshot))
-    result = CliRunner().invoke(app, [str(path), "--contention-csv", str(MATRIX)])
+    result = invoke([str(path), "--contention-csv", str(MATRIX)])
     assert result.exit_code == 2
     assert "contention" in result.output

@@ -5,19 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from solver.cli import app
+from tests.cli_runner import invoke
 from tests.formulations.fairness.test_space_sharing import pair_snapshot
-
-runner = CliRunner()
 
 
 def test_water_filling_with_space_sharing_from_the_cli(tmp_path: Path) -> None:
     path = tmp_path / "pairs.json"
     path.write_text(json.dumps(pair_snapshot(0.8, 0.6)))
-    result = runner.invoke(
-        app,
+    result = invoke(
         [str(path), "--policy", "water_filling", "--format", "json", "-o", "space_sharing=true"],
     )
     assert result.exit_code == 0, result.output
@@ -30,6 +25,6 @@ def test_water_filling_with_space_sharing_from_the_cli(tmp_path: Path) -> None:
 def test_hierarchical_without_entities_is_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "plain.json"
     path.write_text(json.dumps(pair_snapshot(0.8, 0.6)))
-    result = runner.invoke(app, [str(path), "--policy", "hierarchical"])
+    result = invoke([str(path), "--policy", "hierarchical"])
     assert result.exit_code == 2
     assert "entities" in result.output

@@ -131,7 +131,7 @@ def test_an_option_value_nested_too_deeply() -> None:
 
 
 def test_an_unexpected_error_is_one_line_and_exit_one(tmp_path: Path) -> None:
-    # A defect anywhere below the command line: typer would print a rich traceback.
+    # A defect anywhere below the command line: a framework could print a rich traceback.
     (tmp_path / "sitecustomize.py").write_text(
         "import solver.pipeline\n"
         "def boom(*args, **kwargs):\n"
