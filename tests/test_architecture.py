@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("solver", "formulations", "api", "refdata")
+PACKAGES = ("solver", "formulations", "api", "refdata", "simulator", "mechanism")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # What a max-min request must never pay for: the MILP families, scipy's optimizers, and the
