@@ -35,6 +35,10 @@ class TraceJob:
     # Co-located throughputs for space sharing: other job's workload class → per GPU type
     # (this job's steps/s, the other's steps/s). Empty when the trace has none.
     pairs: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    # Steps/s of the whole job by the number of nodes it spans, when placement changes it
+    # (DeepShare: the isolated throughput of each configuration). Empty: placement does not
+    # change the throughput, `throughput` holds.
+    placement_throughput: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,3 +79,6 @@ class Trace:
     cluster: Cluster
     contention: ContentionTable | None = None  # DeepShare traces: the CS table
     source: str = ""  # where it was read from (file, generator and seed)
+    # Rows a reader left out by a documented rule: reason → how many (e.g. Chronus's rows with
+    # num_gpu 0). Empty when every row became a job.
+    dropped: dict[str, int] = field(default_factory=dict)
