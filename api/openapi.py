@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.json_schema import models_json_schema
 
 from api.problems import Problem
+from mechanism.document import RoundResult, RoundsInput
 from solver.options import PolicyOptions, SolveOptions
 from solver.registry import ENTRIES, all_policies
 from solver.result import SolveResult
@@ -78,24 +79,48 @@ def _default_variant() -> type[BaseModel]:
 
 
 @cache
+def rounds_request() -> type[BaseModel]:
+    """The body of /v1/rounds: `RoundsInput` with `policy` naming a policy or alias."""
+    names: Any = Literal[tuple(n for e in ENTRIES for n in (e.name, *e.aliases))]
+    model: type[BaseModel] = create_model(
+        "RoundsRequest",
+        __base__=RoundsInput,
+        __doc__="The next round for an `allocation`, or for the allocation `policy` computes "
+        "(its options as POST /v1/solve documents them per policy).",
+        policy=(names | None, Field(None, description="Compute the allocation with this policy.")),
+    )
+    return model
+
+
+@cache
 def schemas() -> tuple[dict[str, Any], dict[str, Any]]:
     """(the request body's schema, the component schemas it and the responses refer to)."""
     variants = request_variants()
-    keyed = [(m, "validation") for m in (*variants, SolveResult, Problem)]
+    models = (*variants, rounds_request(), SolveResult, RoundResult, Problem)
+    keyed = [(m, "validation") for m in models]
     _, top = models_json_schema(keyed, ref_template=REF)  # type: ignore[arg-type]
     body = {"oneOf": [{"$ref": REF.format(model=v.__name__)} for v in variants]}
     return body, dict(top.get("$defs", {}))
 
 
-def document(base: dict[str, Any], solve_paths: list[str]) -> dict[str, Any]:
-    """FastAPI's document with the typed request body and the problem responses."""
+def document(
+    base: dict[str, Any], solve_paths: list[str], rounds_paths: list[str] | None = None
+) -> dict[str, Any]:
+    """FastAPI's document with the typed request bodies and the problem responses."""
     body, defs = schemas()
     components = base.setdefault("components", {}).setdefault("schemas", {})
     components.update(defs)
-    for path in solve_paths:
+    rounds_body = {"$ref": REF.format(model=rounds_request().__name__)}
+    typed: list[tuple[str, dict[str, Any], str, type[BaseModel]]]
+    typed = [(p, body, "the result document", SolveResult) for p in solve_paths]
+    typed += [(p, rounds_body, "the next round", RoundResult) for p in rounds_paths or []]
+    for path, schema, answer, model in typed:
         post = base["paths"][path]["post"]
-        post["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
-        post["responses"]["200"] = _response("the result document", SolveResult.__name__)
+        post["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": schema}},
+        }
+        post["responses"]["200"] = _response(answer, model.__name__)
         for code, why in PROBLEMS.items():
             post["responses"][str(code)] = _response(why, Problem.__name__, PROBLEM_MEDIA)
     return base

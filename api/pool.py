@@ -67,14 +67,19 @@ class SolvePool:
         )
         WORKERS.set(settings.workers)
 
-    async def run(self, body: bytes | str, gone: Callable[[], Awaitable[bool]]) -> Answer:
-        """Solve `body` (bytes, or a spool file's path) in a worker; `gone` tells whether the
-        client has left."""
+    async def run(
+        self,
+        body: bytes | str,
+        gone: Callable[[], Awaitable[bool]],
+        task: Callable[[bytes | str, Limits], Answer] = solve_body,
+    ) -> Answer:
+        """Run `task` (a module-level function of `api.worker`: the solve, or a round) on `body`
+        (bytes, or a spool file's path) in a worker; `gone` tells whether the client has left."""
         if self.load.saturated:
             raise Saturated
         self._admit(+1)
         try:
-            future = self._pool.schedule(solve_body, args=(body, self.limits))
+            future = self._pool.schedule(task, args=(body, self.limits))
             waiting = asyncio.wrap_future(future)
             while True:
                 done, _ = await asyncio.wait({waiting}, timeout=POLL_SECONDS)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from api.body import SPOOL_BYTES, spool_dir
 from api.problems import field_problems, problem_body, summary
+from mechanism.document import parse_rounds, round_result
 from solver.errors import FieldError, InputError
 from solver.options import SolveOptions
 from solver.pipeline import paused_gc, solve
@@ -117,17 +118,57 @@ def _solve(body: bytes | str, limits: Limits) -> Answer:
     return Answer(200, b"", JSON, meta, out.name)
 
 
+def rounds_body(body: bytes | str, limits: Limits) -> Answer:
+    """POST /v1/rounds start to end, like `solve_body`: parse, validate, solve when the request
+    names a policy, compute the round and render it, all in this process."""
+    with paused_gc():
+        return _round(body, limits)
+
+
+def _round(body: bytes | str, limits: Limits) -> Answer:
+    started = time.perf_counter()
+    try:
+        # Parsing and a round take milliseconds to seconds: bounded like a solve without a limit
+        # of its own, then by the policy's limit when the request names one.
+        _alarm(limits.default_time_limit + limits.grace)
+        request = parse_rounds(_decoded(Path(body).read_bytes() if isinstance(body, str) else body))
+        options = None
+        if request.policy is not None:
+            envelope = Envelope(policy=request.policy, snapshot={}, options=request.options)
+            options = _apply_limits(envelope, limits)
+            _alarm(float(options["time_limit"]) + limits.grace)
+        answer = round_result(request, options)
+    except _Malformed as bad:
+        return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
+    except InputError as exc:
+        errors = field_problems(exc.errors)
+        return _problem(422, summary(errors), errors)
+    finally:
+        _alarm(0.0)
+    meta = {
+        "policy": f"rounds:{answer.policy or 'allocation'}",
+        "status": answer.status.value if answer.status is not None else "round",
+        "jobs": len(request.snapshot.jobs),
+        "solve_seconds": time.perf_counter() - started,
+    }
+    return Answer(200, answer.__pydantic_serializer__.to_json(answer), JSON, meta)
+
+
 class _Malformed(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
 
 
-def _envelope(body: bytes) -> Envelope:
+def _decoded(body: bytes) -> Any:
     try:
-        data = orjson.loads(body)
+        return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise _Malformed(f"not valid JSON: {exc}") from None
+
+
+def _envelope(body: bytes) -> Envelope:
+    data = _decoded(body)
     try:
         return Envelope.model_validate(data)
     except ValidationError as exc:

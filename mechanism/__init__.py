@@ -1,1 +1,12 @@
-"""How an allocation is enacted: which jobs run in the next round, on which nodes and GPUs."""
+"""How an allocation is enacted: which jobs run in the next round, on which nodes and GPUs.
+
+`next_round` is Gavel's round-based mechanism (see `mechanism.rounds` for the exact rule);
+`allocation_of` reads a result document's allocation and pair allocations for it.
+"""
+
+from __future__ import annotations
+
+from mechanism.rounds import NEGLIGIBLE, allocation_of, next_round
+from mechanism.types import Assignment, PairShare, Round
+
+__all__ = ["NEGLIGIBLE", "Assignment", "PairShare", "Round", "allocation_of", "next_round"]

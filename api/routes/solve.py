@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import structlog
@@ -16,6 +17,7 @@ from api.deps import pool_of, settings_of
 from api.metrics import observe
 from api.pool import Saturated
 from api.problems import problem
+from api.worker import Answer, Limits, solve_body
 
 router = APIRouter(prefix="/v1", tags=["solve"])
 log = structlog.get_logger("apportion.request")
@@ -25,6 +27,14 @@ log = structlog.get_logger("apportion.request")
 async def solve_snapshot(request: Request) -> Response:
     """The body is `{policy, snapshot, options}` (see the schema); the answer is the result
     document, or a problem (RFC 9457) naming what went wrong."""
+    return await pooled(request, solve_body, "solve")
+
+
+async def pooled(
+    request: Request, task: Callable[[bytes | str, Limits], Answer], event: str
+) -> Response:
+    """Read the body, run `task` on it in the worker pool, log and answer (shared by every
+    route whose work runs in a worker: /v1/solve, /v1/rounds)."""
     started = time.perf_counter()
     request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
     settings = settings_of(request)
@@ -32,7 +42,7 @@ async def solve_snapshot(request: Request) -> Response:
     read = time.perf_counter()
     payload = body.data if body.data is not None else str(body.path)
     try:
-        answer = await pool_of(request).run(payload, request.is_disconnected)
+        answer = await pool_of(request).run(payload, request.is_disconnected, task)
     except Saturated:
         log.warning("saturated", request_id=request_id, body_bytes=body.size)
         return problem(
@@ -45,7 +55,7 @@ async def solve_snapshot(request: Request) -> Response:
     observe(answer.meta)
     sent = len(answer.body) if answer.path is None else Path(answer.path).stat().st_size
     log.info(
-        "solve",
+        event,
         request_id=request_id,
         http_status=answer.status_code,
         body_bytes=body.size,

@@ -1,0 +1,129 @@
+"""Priorities and the serving order of a round (Gavel's round-based mechanism).
+
+For every row c (a job, or a space-sharing pair) and GPU type k with target time fraction
+A_ck > 0 (X_jk for a job, Y_pk for a pair) and received seconds g_ck as that row:
+
+    f_ck = g_ck / T                     (the fraction of the elapsed time T it ran on k)
+    priority_ck = A_ck / f_ck = T·A_ck / g_ck,     and +∞ when g_ck = 0.
+
+Entries are served by priority, highest first; ties go to the larger A_ck, then to the earlier
+row (snapshot job order, then pairs in the order given), then to the earlier GPU type (snapshot
+order). T only scales priorities (the order is that of A_ck / g_ck), so a default T does not
+change who runs; see `elapsed_time`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mechanism.arrays import Cluster, Combos, FloatArray, IntArray
+
+
+def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> float:
+    """T: the caller's elapsed seconds, else the least the received times imply,
+
+        T = max( max_j Σ_k received_jk,  max_k Σ_c s_c g_ck / N_k )
+
+    (no job runs on two types at once, and type k delivers at most N_k GPU-seconds a second):
+    exact whenever some job has run every round, or some type has been full every round,
+    since `received` started counting."""
+    if elapsed is not None:
+        return float(elapsed)
+    used = (combos.got * combos.scale[:, None]).sum(axis=0)
+    has = cluster.capacity > 0
+    busiest = float((used[has] / cluster.capacity[has]).max(initial=0.0))
+    return max(float(combos.received_total.max(initial=0.0)), busiest)
+
+
+def priorities(combos: Combos, elapsed: float) -> FloatArray:
+    """priority_ck for every row and type (0 where the row has no time on k)."""
+    target, got = combos.target, combos.got
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(got > 0, elapsed * target / np.where(got > 0, got, 1.0), np.inf)
+    return np.where(target > 0, ratio, 0.0)
+
+
+def serving_order(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+    """(rows, types) of every entry with time allocated, in the order they are served."""
+    rows, types = np.nonzero(combos.target > 0)
+    # np.lexsort sorts by its last key first: priority, then target (both descending), then
+    # row and type (ascending) so that ties are broken by job order, deterministically.
+    order = np.lexsort((types, rows, -combos.target[rows, types], -priority[rows, types]))
+    return rows[order].astype(np.int64), types[order].astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """A row that runs this round, on a type, with the priority it was served at."""
+
+    row: int
+    gpu_type: int
+    priority: float
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: tuple[Chosen, ...]  # in serving order
+    free: IntArray  # GPUs left per type
+    reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
+
+
+def select(combos: Combos, cluster: Cluster, priority: FloatArray) -> Selection:
+    """Serve entries in priority order: a job runs at most once (alone or in one pair), and a
+    row runs on type k only if k still has its whole gang of GPUs free. Whether the gang then
+    fits on the nodes is not a question: a gang may span nodes, so a count that fits places."""
+    rows, types = serving_order(combos, priority)
+    free = [int(v) for v in cluster.capacity]
+    capacity = list(free)
+    scale = combos.scale.tolist()
+    running = [False] * combos.num_jobs
+    reasons: dict[int, str] = {}
+    chosen: list[Chosen] = []
+    names = cluster.type_names
+    for c, k in zip(rows.tolist(), types.tolist(), strict=True):
+        members = combos.members(c)
+        if any(running[j] for j in members):
+            _partner_reason(combos, members, running, reasons)
+            continue
+        s = scale[c]
+        if s > free[k]:
+            why = _capacity_reason(names[k], s, free[k], capacity[k])
+            for j in members:
+                reasons.setdefault(j, why)
+            continue
+        free[k] -= s
+        for j in members:
+            running[j] = True
+        chosen.append(Chosen(c, k, float(priority[c, k])))
+        if not any(free):
+            break  # a full cluster: the remaining entries can only wait
+    return Selection(tuple(chosen), np.array(free, dtype=np.int64), reasons)
+
+
+def _capacity_reason(name: str, scale: int, free: int, capacity: int) -> str:
+    if scale > capacity:
+        return f"needs {_gpus(scale)} at once; the nodes of {name!r} hold {capacity}"
+    if free == 0:
+        return f"every {name!r} GPU went to higher-priority jobs"
+    left = "was" if free == 1 else "were"
+    return f"only {free} {name!r} GPU{'' if free == 1 else 's'} {left} left for its gang of {scale}"
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
+def _partner_reason(
+    combos: Combos, members: tuple[int, ...], running: list[bool], reasons: dict[int, str]
+) -> None:
+    """A pair entry refused because one member already runs: say so for the other."""
+    if len(members) != 2:
+        return
+    a, b = members
+    for waiting, other in ((a, b), (b, a)):
+        if not running[waiting] and running[other]:
+            reasons.setdefault(
+                waiting, f"its pair partner {combos.job_ids[other]!r} runs without it"
+            )

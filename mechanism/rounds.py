@@ -1,0 +1,156 @@
+"""Gavel's round-based mechanism: from an allocation X to the next round's jobs, nodes and GPUs.
+
+A policy answers with time fractions X_jk (and, with space sharing, pair fractions Y_pk). Time
+is cut into rounds; before each, `next_round` decides who runs where so that, over many rounds,
+every job's time on every type approaches its share (Gavel, OSDI'20 §5).
+
+Notation as in FORMULATIONS §0. Rows c are the jobs j and the pairs p = {a, b}; A_ck is X_jk or
+Y_pk; g_ck the seconds row c has run on k *as that row* (a pair: together; a job: alone, i.e.
+its received time on k minus its pairs' together-time there); T the elapsed seconds since
+`received` started counting (`elapsed`; by default the least the received times imply,
+max(max_j Σ_k received_jk, max_k Σ_c s_c g_ck / N_k)).
+
+    priority_ck = A_ck / (g_ck / T)          (+∞ when g_ck = 0 < A_ck)
+
+1. Entries (c, k) with A_ck > 0 are served by priority, highest first; ties to the larger A_ck,
+   then the earlier row (snapshot job order, then pairs as given), then the earlier type.
+2. An entry runs when none of its jobs runs yet this round and type k still has s_c GPUs free
+   (s_c the gang size; a pair occupies its members' common scale factor once). Otherwise the
+   next entry is tried, so a job refused on one type may still run on another, and smaller gangs
+   fill what a large one could not use.
+3. Placement (`mechanism.placement`): a row that runs on the type it ran on last round keeps
+   exactly its GPUs (lease extension, `kept`); the others go largest gang first onto the fewest
+   nodes of the type (one node when one has room, by best fit).
+
+How time counts: a round of L seconds on type k adds L to `received[j][k]` of the job that ran
+(alone or in a pair: each member held the GPUs for the whole round) and, for a pair, L to its
+`PairShare.received[k]` too. Why time follows X: serving the smallest g_ck / A_ck first
+equalizes g_ck / A_ck across the entries that run, so each row's time on k grows in proportion
+to A_ck, as far as whole gangs allow. The rule is greedy, one round at a time: on heterogeneous
+clusters a job can lag its share on a type by a few rounds, and a job with spare time
+(Σ_k X_jk < 1) may use GPUs the others leave idle (tests/mechanism/test_convergence.py).
+
+A row with A_ck = 0 never runs on k: the allocation decides where a job may run, and a job with
+no time anywhere does not run. Fractions below `NEGLIGIBLE` (a solver's round-off) count as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from mechanism.arrays import Cluster, Combos, combos
+from mechanism.checks import round_errors
+from mechanism.placement import place
+from mechanism.priority import Selection, elapsed_time, priorities, select
+from mechanism.types import Assignment, PairShare, Round
+from solver.errors import InputError
+from solver.result import SolveResult
+from solver.snapshot import Snapshot
+
+#: Time fractions below this are a solver's round-off, not time to serve (a 1e-9 share of a
+#: day is 86 µs; served at +∞ priority it would cost a whole round).
+NEGLIGIBLE = 1e-9
+
+
+def next_round(
+    snapshot: Snapshot,
+    allocation: Mapping[str, Mapping[str, float]],
+    received: Mapping[str, Mapping[str, float]],
+    previous: Mapping[str, Mapping[str, int]] | None = None,
+    pairs: Sequence[PairShare] = (),
+    *,
+    elapsed: float | None = None,
+) -> Round:
+    """The next round for `allocation` (job → GPU type → X_jk), given the seconds each job has
+    `received` per type, the GPUs each job held last round (`previous`: job → node → GPUs) and
+    the space-sharing `pairs`. `elapsed` is T, the seconds since `received` started counting
+    (default: the least the received times imply; T scales the priorities, never the order).
+    Raises `InputError` naming each bad field from a request's root (`allocation`,
+    `received`, `previous`, `pairs`, `elapsed`; `snapshot.nodes` when there are none)."""
+    previous = previous or {}
+    errors = round_errors(snapshot, allocation, received, previous, pairs, elapsed)
+    if errors:
+        raise InputError(errors)
+    cluster = Cluster.of(snapshot)
+    rows = combos(snapshot, cluster.type_names, _clean(allocation), received, _clean_pairs(pairs))
+    total = elapsed_time(rows, cluster, elapsed)
+    priority = priorities(rows, total)
+    selection = select(rows, cluster, priority)
+    placements = place(selection.chosen, rows, cluster, previous)
+    waiting, reasons = _waiting(rows, selection)
+    return Round(
+        assignments=_assignments(rows, cluster, selection, placements, previous),
+        idle=dict(zip(cluster.type_names, selection.free.tolist(), strict=True)),
+        waiting=waiting,
+        reasons=reasons,
+        elapsed=total,
+    )
+
+
+def allocation_of(result: SolveResult) -> tuple[dict[str, dict[str, float]], tuple[PairShare, ...]]:
+    """A result document's allocation and pair allocations, as `next_round` takes them (pairs
+    without time together yet: set `received` on them from your own bookkeeping)."""
+    allocation = {job.id: dict(job.allocation) for job in result.jobs if job.allocation}
+    pairs = tuple(
+        PairShare(str(p["a"]), str(p["b"]), dict(p["allocation"]))
+        for p in result.summary.get("pair_allocations", [])
+    )
+    return allocation, pairs
+
+
+def _clean(allocation: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    return {
+        job: {k: float(v) for k, v in per.items() if v >= NEGLIGIBLE}
+        for job, per in allocation.items()
+    }
+
+
+def _clean_pairs(pairs: Sequence[PairShare]) -> list[PairShare]:
+    return [
+        PairShare(
+            p.a, p.b, {k: float(v) for k, v in p.allocation.items() if v >= NEGLIGIBLE}, p.received
+        )
+        for p in pairs
+    ]
+
+
+def _assignments(
+    rows: Combos,
+    cluster: Cluster,
+    selection: Selection,
+    placements: list[dict[str, int]],
+    previous: Mapping[str, Mapping[str, int]],
+) -> tuple[Assignment, ...]:
+    out = []
+    for chosen, placement in zip(selection.chosen, placements, strict=True):
+        members = [rows.job_ids[j] for j in rows.members(chosen.row)]
+        for job in members:
+            partner = next((other for other in members if other != job), None)
+            held = previous.get(job)
+            out.append(
+                Assignment(
+                    job=job,
+                    gpu_type=cluster.type_names[chosen.gpu_type],
+                    placement=dict(placement),
+                    kept=held is not None and dict(held) == placement,
+                    priority=chosen.priority,
+                    shared_with=partner,
+                )
+            )
+    return tuple(out)
+
+
+def _waiting(rows: Combos, selection: Selection) -> tuple[tuple[str, ...], dict[str, str]]:
+    """Jobs with time allocated (alone or in a pair) that do not run, and why."""
+    wants = rows.target.sum(axis=1) > 0
+    has_time = wants[: rows.num_jobs].copy()
+    for i, (a, b) in enumerate(rows.pairs):
+        if wants[rows.num_jobs + i]:
+            has_time[a] = has_time[b] = True
+    runs: set[int] = set()
+    for chosen in selection.chosen:
+        runs.update(rows.members(chosen.row))
+    waiting = [j for j in range(rows.num_jobs) if has_time[j] and j not in runs]
+    full = "the cluster's GPUs all went to higher-priority jobs"
+    reasons = {rows.job_ids[j]: selection.reasons.get(j, full) for j in waiting}
+    return tuple(rows.job_ids[j] for j in waiting), reasons
