@@ -15,13 +15,24 @@ from bench import (
     objectives,
     placement,
     service,
+    simulator,
     startup,
     water_filling,
 )
 from bench.harness import Case, print_table, run_case
 from solver import solve
 
-SUITES = [startup, service, max_min, water_filling, objectives, deadlines, placement, backends]
+SUITES = [
+    startup,
+    service,
+    max_min,
+    water_filling,
+    objectives,
+    deadlines,
+    placement,
+    backends,
+    simulator,
+]
 
 
 def all_cases() -> list[Case]:

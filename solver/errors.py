@@ -39,6 +39,10 @@ class InputError(ValueError):
         self.errors = tuple(errors)
         super().__init__(self.one_line())
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt from its errors, so it crosses process pools (sweeps, the service's workers).
+        return (type(self), (self.errors,))
+
     @classmethod
     def single(cls, loc: tuple[str | int, ...], msg: str, kind: str = "value_error") -> InputError:
         return cls([FieldError(loc, msg, kind)])

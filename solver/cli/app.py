@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.cli.inputs import (
+    CommandFailed,
     UsageError,
     check_writable,
     one_line,
@@ -96,11 +97,19 @@ def export_command(args: argparse.Namespace) -> int:
     return _export(args.snapshot, args.target, args.policy, _solve_options(args))
 
 
+def simulate_command(args: argparse.Namespace) -> int:
+    """Replay a job trace under a policy (`solver.cli.simulate`, loaded only for this)."""
+    from solver.cli.simulate import simulate_command as run_simulation
+
+    return run_simulation(args)
+
+
 COMMANDS = {
     "solve": solve_command,
     "schema": schema_command,
     "policies": policies_command,
     "export": export_command,
+    "simulate": simulate_command,
 }
 
 
@@ -180,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"error: {one_line(str(exc))}\n")
         return 2
+    except CommandFailed as exc:
+        sys.stderr.write(f"error: {one_line(str(exc))}\n")
+        return 1
     except SystemExit as done:  # --help
         return done.code if isinstance(done.code, int) else 0
     except Exception as exc:

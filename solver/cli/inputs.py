@@ -14,6 +14,11 @@ class UsageError(Exception):
     """Bad input on the command line: exit code 2 with this one line."""
 
 
+class CommandFailed(Exception):
+    """Valid input, but the command could not finish (a policy failed mid-simulation): exit
+    code 1 with this one line."""
+
+
 def read_json(path: Path) -> Any:
     try:
         text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")

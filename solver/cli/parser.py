@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from solver.cli.inputs import UsageError
+from solver.cli.simulate_args import add_simulate
 
-COMMANDS = ("solve", "schema", "policies", "export")
+COMMANDS = ("solve", "schema", "policies", "export", "simulate")
 DESCRIPTION = """Exact LP/MILP policies for GPU clusters.
 
 `solve SNAPSHOT.json [OPTIONS]` solves a snapshot (the main verb; `solve solve ...` is the
-same). The other commands print the snapshot schema, list the policies, or export a model.
+same). The other commands print the snapshot schema, list the policies, export a model, or
+simulate a job trace under a policy (`solve simulate --help`).
 Exit codes: 0 an allocation was returned, 1 infeasible or solver failure, 2 invalid input."""
 
 
@@ -52,6 +54,7 @@ def _parser() -> Parser:
     export.add_argument("snapshot", type=Path, help="Snapshot JSON file ('-' reads stdin).")
     export.add_argument("target", type=Path, help="Model file to write: .lp or .mps.")
     _model_options(export)
+    add_simulate(commands)
     return top
 
 

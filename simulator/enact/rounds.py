@@ -1,0 +1,181 @@
+"""Rounds (Gavel): a time-fraction allocation X enacted in rounds of fixed length.
+
+At each round boundary the policy is re-solved if a trigger fired (arrivals, completions, every
+N rounds); `mechanism.next_round` then picks who runs this round and where, from X, the time each
+job has received on each type since X was computed, and the previous round's placements (jobs
+that keep their GPUs get a lease extension and pay no preemption). Jobs arriving mid-round wait
+for the next round; GPUs freed by a job finishing mid-round stay idle until then (as in Gavel).
+Space sharing: pair allocations returned by the policy are passed on; co-located jobs run at
+their pair throughputs and their GPUs are counted once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from simulator.clients import Answer, Decider, Request
+from simulator.config import SimConfig
+from simulator.enact.common import CallLog, Holdings, Placement, running_from
+from simulator.enact.contention import Slowdown
+from simulator.snapshots import rounds_snapshot
+from simulator.state import IntArray, JobTable, Running, Step
+
+
+class MechanismMissing(RuntimeError):
+    """`mechanism.rounds` is not installed in this tree yet."""
+
+
+class RoundsEnactor:
+    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+        try:
+            from mechanism.rounds import next_round
+            from mechanism.types import PairShare
+        except ImportError as exc:
+            raise MechanismMissing(
+                "rounds mode needs the round mechanism (mechanism.rounds.next_round)"
+            ) from exc
+        self._next_round = next_round
+        self._pair_share = PairShare
+        self.table, self.decider, self.config = table, decider, config
+        self.calls = CallLog()
+        self.holdings = Holdings(table, config.preemption_seconds)
+        self.allocation: dict[str, dict[str, float]] = {}
+        self.pairs: list[dict[str, Any]] = []
+        self.received: dict[str, dict[str, float]] = {}
+        # Seconds each offered pair has run together per type since the allocation.
+        self.together: dict[tuple[str, str], dict[str, float]] = {}
+        self._partner: dict[int, str] = {}
+        self._request: Request | None = None
+        self._version = -1
+        self._allocation: dict[str, dict[str, float]] = {}
+        self._shares: list[Any] = []
+        self._pair_rates: dict[tuple[str, str], dict[str, list[float]]] = {}
+        contention = table.trace.contention
+        self._slowdown = Slowdown(table, contention) if contention is not None else None
+
+    def length(self, now: float) -> float:
+        return now + self.config.round_seconds
+
+    def decide(self, now: float, solve: bool) -> Running:
+        table = self.table
+        changed = table.version != self._version
+        fresh = solve and not self.decider.baseline  # a policy reads the snapshot's numbers
+        if changed or fresh or self._request is None:
+            self._request = self._new_request(table.active(), now)
+            self._version = table.version
+        request = self._request
+        if solve:
+            self._solve(request, now)
+        if changed or solve:
+            self._offer(request.jobs)
+        started = time.perf_counter()
+        chosen = self._next_round(
+            request.snapshot,
+            self._allocation,
+            self.received,
+            self.holdings.by_id,
+            pairs=self._shares,
+        )
+        self.calls.mechanism_seconds += time.perf_counter() - started
+        return self._enact(now, chosen.assignments)
+
+    def _offer(self, active: IntArray) -> None:
+        """What the mechanism is given until the jobs or the allocation change: the allocation
+        of jobs still active, and the policy's pairs among them with their time together."""
+        ids = [self.table.ids[j] for j in active.tolist()]
+        self._allocation = {i: self.allocation[i] for i in ids if i in self.allocation}
+        alive = set(ids)
+        self._shares = [
+            self._pair_share(p["a"], p["b"], p["allocation"], self.together.setdefault(_key(p), {}))
+            for p in self.pairs
+            if p["a"] in alive and p["b"] in alive
+        ]
+
+    def _new_request(self, active: IntArray, now: float) -> Request:
+        config = self.config
+
+        def build() -> dict[str, Any]:
+            document = rounds_snapshot(
+                self.table, active, now, config.policy, config.options, config.entity_weights
+            )
+            self._pair_rates = {
+                (p["a"], p["b"]): p["throughput"] for p in document.get("job_pairs", [])
+            }
+            return document
+
+        return Request(self.table, active, now, build)
+
+    def _solve(self, request: Request, now: float) -> None:
+        answer: Answer = self.decider.decide(request)
+        self.calls.add(now, int(request.jobs.size), answer)
+        if not answer.usable:
+            return  # keep enacting the last allocation the policy stood behind
+        self.allocation = answer.allocation
+        self.pairs = answer.pairs
+        # Gavel's priorities compare X with the time received since X was computed.
+        self.table.since[:] = 0.0
+        self.received = {}
+        self.together = {}
+
+    def _enact(self, now: float, assignments: Any) -> Running:
+        table = self.table
+        column = {k: i for i, k in enumerate(table.types)}
+        placements: dict[int, Placement] = {}
+        types: dict[int, int] = {}
+        kept: dict[int, bool] = {}
+        partner: dict[int, str] = {}
+        for a in assignments:
+            j = table.index[a.job]
+            placements[j] = dict(a.placement)
+            types[j] = column[a.gpu_type]
+            kept[j] = bool(a.kept)
+            if a.shared_with is not None:
+                partner[j] = a.shared_with
+        self.holdings.enact(now, placements, types, kept)
+        slowdown = self._slowdown(placements) if self._slowdown is not None else None
+        running = running_from(table, placements, types, slowdown)
+        self._partner = partner
+        if partner:
+            self._share(running, partner)
+        return running
+
+    def _share(self, running: Running, partner: dict[int, str]) -> None:
+        """Co-located pairs: each member at its pair throughput, the GPUs counted once."""
+        table = self.table
+        position = {int(j): row for row, j in enumerate(running.jobs)}
+        for j, other in partner.items():
+            me = table.ids[j]
+            rates = self._pair_rates.get((me, other))
+            mine = 0
+            if rates is None:
+                rates, mine = self._pair_rates.get((other, me), {}), 1
+            kind = table.types[int(running.type[position[j]])]
+            if kind in rates:
+                running.rate[position[j]] = rates[kind][mine]
+            if table.index[other] < j:  # the pair's GPUs were counted with its first member
+                running.gpus[position[j]] = 0
+
+    def after(self, step: Step, running: Running) -> None:
+        """Keep the mechanism's received-time view current for the jobs that ran."""
+        table = self.table
+        types = table.types
+        rows = table.since[running.jobs].tolist()
+        for j, row in zip(running.jobs.tolist(), rows, strict=True):
+            # Only the types it ran on: a missing type is 0 to the mechanism, and cheaper.
+            self.received[table.ids[j]] = {k: v for k, v in zip(types, row, strict=True) if v}
+        for j in step.finished.tolist():
+            self.received.pop(table.ids[j], None)
+        self.holdings.forget(step.finished)
+        held = step.end - step.start
+        for j, other in self._partner.items():
+            me = table.ids[j]
+            if me < other:  # each pair once
+                kind = table.types[int(table.cur_type[j])]
+                together = self.together.setdefault((me, other), {})
+                together[kind] = together.get(kind, 0.0) + held
+
+
+def _key(pair: dict[str, Any]) -> tuple[str, str]:
+    a, b = str(pair["a"]), str(pair["b"])
+    return (a, b) if a < b else (b, a)
