@@ -1,0 +1,1 @@
+"""Glue between apportion and the schedulers that enact its decisions."""
