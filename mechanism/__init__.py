@@ -6,7 +6,17 @@
 
 from __future__ import annotations
 
-from mechanism.rounds import NEGLIGIBLE, allocation_of, next_round
+from mechanism.priority import Rule
+from mechanism.rounds import NEGLIGIBLE, Planner, allocation_of, next_round
 from mechanism.types import Assignment, PairShare, Round
 
-__all__ = ["NEGLIGIBLE", "Assignment", "PairShare", "Round", "allocation_of", "next_round"]
+__all__ = [
+    "NEGLIGIBLE",
+    "Assignment",
+    "PairShare",
+    "Planner",
+    "Round",
+    "Rule",
+    "allocation_of",
+    "next_round",
+]

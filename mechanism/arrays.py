@@ -52,51 +52,85 @@ class Combos:
     target: FloatArray  # rows × types
     got: FloatArray  # rows × types, seconds
     received_total: FloatArray  # per job: Σ_k received_jk (seconds)
+    rows: tuple[tuple[int, ...], ...] = ()  # per row: its member jobs (filled in by `combos`)
 
     @property
     def num_jobs(self) -> int:
         return len(self.job_ids)
 
     def members(self, row: int) -> tuple[int, ...]:
-        return (row,) if row < self.num_jobs else self.pairs[row - self.num_jobs]
+        return self.rows[row]
 
 
-def combos(
+@dataclass(frozen=True)
+class Targets:
+    """What a round needs that stays the same until the snapshot or the allocation changes."""
+
+    job_ids: tuple[str, ...]
+    index: Mapping[str, int]  # job id -> row
+    col: Mapping[str, int]  # GPU type -> column
+    pairs: tuple[tuple[int, int], ...]
+    scale: IntArray
+    target: FloatArray
+    rows: tuple[tuple[int, ...], ...]
+
+
+def targets(
     snapshot: Snapshot,
     types: Sequence[str],
     allocation: Mapping[str, Mapping[str, float]],
+    pairs: Sequence[PairShare],
+) -> Targets:
+    """The rows' members, gang sizes and time fractions (inputs already checked)."""
+    job_ids = tuple(job.id for job in snapshot.jobs)
+    index = {job_id: j for j, job_id in enumerate(job_ids)}
+    col = {name: k for k, name in enumerate(types)}
+    m, n = len(job_ids), len(types)
+    x = _matrix(allocation, index, col, m, n)
+    y = np.zeros((len(pairs), n))
+    members = tuple((index[pair.a], index[pair.b]) for pair in pairs)
+    for i, pair in enumerate(pairs):
+        for name, value in pair.allocation.items():
+            y[i, col[name]] = value
+    scale = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
+    pair_scale = scale[[a for a, _ in members]] if members else np.zeros(0, dtype=np.int64)
+    return Targets(
+        job_ids,
+        index,
+        col,
+        members,
+        np.concatenate([scale, pair_scale]),
+        np.vstack([x, y]),
+        tuple((j,) for j in range(m)) + members,
+    )
+
+
+def combos(
+    fixed: Targets,
     received: Mapping[str, Mapping[str, float]],
     pairs: Sequence[PairShare],
 ) -> Combos:
-    """The rows of a round (inputs already checked: known ids and types, sane numbers)."""
-    job_ids = tuple(job.id for job in snapshot.jobs)
-    rows = {job_id: j for j, job_id in enumerate(job_ids)}
-    col = {name: k for k, name in enumerate(types)}
-    m, p, n = len(job_ids), len(pairs), len(types)
-    x = _matrix(allocation, rows, col, m, n)
-    r = _matrix(received, rows, col, m, n)
-    y, together = np.zeros((p, n)), np.zeros((p, n))
-    members = []
+    """The rows of a round: `fixed` with the time received so far (`pairs` in the order
+    `fixed` was built with, for their time together)."""
+    m, n = len(fixed.job_ids), len(fixed.col)
+    r = _matrix(received, fixed.index, fixed.col, m, n)
+    together = np.zeros((len(pairs), n))
     for i, pair in enumerate(pairs):
-        members.append((rows[pair.a], rows[pair.b]))
-        for name, value in pair.allocation.items():
-            y[i, col[name]] = value
         for name, value in pair.received.items():
-            together[i, col[name]] = value
+            together[i, fixed.col[name]] = value
     alone = r.copy()
-    for i, (a, b) in enumerate(members):
+    for i, (a, b) in enumerate(fixed.pairs):
         alone[a] -= together[i]
         alone[b] -= together[i]
-    scale = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
-    pair_scale = scale[[a for a, _ in members]] if members else np.zeros(0, dtype=np.int64)
     return Combos(
-        job_ids,
-        tuple(members),
-        np.concatenate([scale, pair_scale]),
-        np.vstack([x, y]),
+        fixed.job_ids,
+        fixed.pairs,
+        fixed.scale,
+        fixed.target,
         # Round-off in the caller's bookkeeping must not make time alone negative.
         np.vstack([np.maximum(alone, 0.0), together]),
         r.sum(axis=1),
+        fixed.rows,
     )
 
 

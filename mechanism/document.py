@@ -14,12 +14,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, ValidationError
 
+from mechanism.priority import Rule
 from mechanism.rounds import allocation_of, next_round
 from mechanism.types import PairShare, Round
 from solver.errors import FieldError, InputError
 from solver.pipeline import solve
 from solver.snapshot import Snapshot
-from solver.snapshot.types import Name, NonNegative, PositiveCount, Strict
+from solver.snapshot.types import Name, NonNegative, Positive, PositiveCount, Strict
 from solver.status import Status
 
 Fraction = Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)]
@@ -68,7 +69,18 @@ class RoundsInput(Strict):
     elapsed: NonNegative | None = Field(
         default=None,
         description="Seconds since `received` started counting (T); default: the least the "
-        "received times imply. Scales the priorities, never changes who runs.",
+        "received times imply. Under Gavel's rule it scales the priorities, never changes who "
+        "runs.",
+    )
+    rule: Rule = Field(
+        default=Rule.GAVEL,
+        description="`gavel`: serve the largest share ÷ fraction received first (Gavel's "
+        "rule); `deficit`: the largest seconds behind the share after this round, "
+        "X·(T + L) − received (keeps one-GPU jobs within a round of their share; needs "
+        "`round_seconds`).",
+    )
+    round_seconds: Positive | None = Field(
+        default=None, description="The round's length L in seconds (needed by `deficit`)."
     )
 
 
@@ -137,6 +149,8 @@ def round_result(request: RoundsInput, options: Mapping[str, Any] | None = None)
         request.previous,
         pairs,
         elapsed=request.elapsed,
+        rule=request.rule,
+        round_seconds=request.round_seconds,
     )
     return RoundResult(
         assignments=_assignments(rnd),

@@ -10,11 +10,21 @@ Entries are served by priority, highest first; ties go to the larger A_ck, then 
 row (snapshot job order, then pairs in the order given), then to the earlier GPU type (snapshot
 order). T only scales priorities (the order is that of A_ck / g_ck), so a default T does not
 change who runs; see `elapsed_time`.
+
+The `deficit` rule serves instead the entries furthest behind their share at the end of the
+round, were they not served (seconds, L the round length):
+
+    priority_ck = A_ck·(T + L) − g_ck
+
+Gavel's ratio lets a job that lost a round to the +∞ priorities of new entries stay behind
+while others catch up; the deficit counts that loss in seconds, so it is repaid first. On
+one-GPU jobs this keeps every job within one round of A_ck·T (tests/mechanism).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -37,9 +47,21 @@ def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> flo
     return max(float(combos.received_total.max(initial=0.0)), busiest)
 
 
-def priorities(combos: Combos, elapsed: float) -> FloatArray:
-    """priority_ck for every row and type (0 where the row has no time on k)."""
+class Rule(StrEnum):
+    """Which entries a round serves first."""
+
+    GAVEL = "gavel"  # the largest A_ck / (g_ck / T): Gavel's rule
+    DEFICIT = "deficit"  # the largest A_ck·(T + L) − g_ck: seconds behind after this round
+
+
+def priorities(
+    combos: Combos, elapsed: float, rule: Rule = Rule.GAVEL, round_seconds: float = 0.0
+) -> FloatArray:
+    """priority_ck for every row and type under `rule` (0 where the row has no time on k;
+    serving order only looks at entries with time)."""
     target, got = combos.target, combos.got
+    if rule is Rule.DEFICIT:
+        return np.where(target > 0, target * (elapsed + round_seconds) - got, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(got > 0, elapsed * target / np.where(got > 0, got, 1.0), np.inf)
     return np.where(target > 0, ratio, 0.0)
@@ -81,22 +103,25 @@ def select(combos: Combos, cluster: Cluster, priority: FloatArray) -> Selection:
     running = [False] * combos.num_jobs
     reasons: dict[int, str] = {}
     chosen: list[Chosen] = []
-    names = cluster.type_names
-    for c, k in zip(rows.tolist(), types.tolist(), strict=True):
-        members = combos.members(c)
-        if any(running[j] for j in members):
-            _partner_reason(combos, members, running, reasons)
+    names, member_rows = cluster.type_names, combos.rows
+    served = priority[rows, types].tolist()
+    for c, k, p in zip(rows.tolist(), types.tolist(), served, strict=True):
+        members = member_rows[c]
+        if running[members[0]] or (len(members) == 2 and running[members[1]]):
+            if len(members) == 2:
+                _partner_reason(combos, members, running, reasons)
             continue
         s = scale[c]
         if s > free[k]:
-            why = _capacity_reason(names[k], s, free[k], capacity[k])
-            for j in members:
-                reasons.setdefault(j, why)
+            if any(j not in reasons for j in members):
+                why = _capacity_reason(names[k], s, free[k], capacity[k])
+                for j in members:
+                    reasons.setdefault(j, why)
             continue
         free[k] -= s
         for j in members:
             running[j] = True
-        chosen.append(Chosen(c, k, float(priority[c, k])))
+        chosen.append(Chosen(c, k, p))
         if not any(free):
             break  # a full cluster: the remaining entries can only wait
     return Selection(tuple(chosen), np.array(free, dtype=np.int64), reasons)

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mechanism.arrays import Cluster, Combos, combos
+from mechanism.arrays import Cluster, Combos, combos, targets
 from mechanism.checks import round_errors
 from mechanism.placement import place
-from mechanism.priority import Selection, elapsed_time, priorities, select
+from mechanism.priority import Rule, Selection, elapsed_time, priorities, select
 from mechanism.types import Assignment, PairShare, Round
 from solver.errors import InputError
 from solver.result import SolveResult
@@ -60,31 +60,83 @@ def next_round(
     pairs: Sequence[PairShare] = (),
     *,
     elapsed: float | None = None,
+    rule: Rule | str = Rule.GAVEL,
+    round_seconds: float | None = None,
+    check: bool = True,
 ) -> Round:
     """The next round for `allocation` (job → GPU type → X_jk), given the seconds each job has
     `received` per type, the GPUs each job held last round (`previous`: job → node → GPUs) and
     the space-sharing `pairs`. `elapsed` is T, the seconds since `received` started counting
-    (default: the least the received times imply; T scales the priorities, never the order).
+    (default: the least the received times imply; under Gavel's rule T scales the priorities,
+    never the order). `rule` picks the priority (`mechanism.priority`); the `deficit` rule needs
+    the round's length L, `round_seconds`. `check=False` skips validating the inputs, for a
+    caller that builds them itself.
     Raises `InputError` naming each bad field from a request's root (`allocation`,
-    `received`, `previous`, `pairs`, `elapsed`; `snapshot.nodes` when there are none)."""
-    previous = previous or {}
+    `received`, `previous`, `pairs`, `elapsed`, `rule`, `round_seconds`; `snapshot.nodes` when
+    there are none)."""
+    if check:
+        _check(snapshot, allocation, received, previous or {}, pairs, elapsed)
+    planner = Planner(snapshot, allocation, pairs, rule=rule, round_seconds=round_seconds)
+    return planner.next_round(received, previous, elapsed=elapsed)
+
+
+class Planner:
+    """`next_round` for one snapshot, allocation and set of pairs, round after round: what
+    does not change between rounds is computed once (a simulator's or scheduler's loop). The
+    pairs' `received` mappings are read at every round, so a caller may keep them current in
+    place. Inputs are not checked: build it from checked parts, or call `next_round`."""
+
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        allocation: Mapping[str, Mapping[str, float]],
+        pairs: Sequence[PairShare] = (),
+        *,
+        rule: Rule | str = Rule.GAVEL,
+        round_seconds: float | None = None,
+    ) -> None:
+        self.rule = _rule(rule, round_seconds)
+        self.round_seconds = round_seconds or 0.0
+        self.cluster = Cluster.of(snapshot)
+        self.pairs = _clean_pairs(pairs)
+        self.fixed = targets(snapshot, self.cluster.type_names, _clean(allocation), self.pairs)
+
+    def next_round(
+        self,
+        received: Mapping[str, Mapping[str, float]],
+        previous: Mapping[str, Mapping[str, int]] | None = None,
+        *,
+        elapsed: float | None = None,
+    ) -> Round:
+        """The next round, given the time received so far and last round's GPUs."""
+        previous = previous or {}
+        cluster = self.cluster
+        rows = combos(self.fixed, received, self.pairs)
+        total = elapsed_time(rows, cluster, elapsed)
+        priority = priorities(rows, total, self.rule, self.round_seconds)
+        selection = select(rows, cluster, priority)
+        placements = place(selection.chosen, rows, cluster, previous)
+        waiting, reasons = _waiting(rows, selection)
+        return Round(
+            assignments=_assignments(rows, cluster, selection, placements, previous),
+            idle=dict(zip(cluster.type_names, selection.free.tolist(), strict=True)),
+            waiting=waiting,
+            reasons=reasons,
+            elapsed=total,
+        )
+
+
+def _check(
+    snapshot: Snapshot,
+    allocation: Mapping[str, Mapping[str, float]],
+    received: Mapping[str, Mapping[str, float]],
+    previous: Mapping[str, Mapping[str, int]],
+    pairs: Sequence[PairShare],
+    elapsed: float | None,
+) -> None:
     errors = round_errors(snapshot, allocation, received, previous, pairs, elapsed)
     if errors:
         raise InputError(errors)
-    cluster = Cluster.of(snapshot)
-    rows = combos(snapshot, cluster.type_names, _clean(allocation), received, _clean_pairs(pairs))
-    total = elapsed_time(rows, cluster, elapsed)
-    priority = priorities(rows, total)
-    selection = select(rows, cluster, priority)
-    placements = place(selection.chosen, rows, cluster, previous)
-    waiting, reasons = _waiting(rows, selection)
-    return Round(
-        assignments=_assignments(rows, cluster, selection, placements, previous),
-        idle=dict(zip(cluster.type_names, selection.free.tolist(), strict=True)),
-        waiting=waiting,
-        reasons=reasons,
-        elapsed=total,
-    )
 
 
 def allocation_of(result: SolveResult) -> tuple[dict[str, dict[str, float]], tuple[PairShare, ...]]:
@@ -96,6 +148,20 @@ def allocation_of(result: SolveResult) -> tuple[dict[str, dict[str, float]], tup
         for p in result.summary.get("pair_allocations", [])
     )
     return allocation, pairs
+
+
+def _rule(rule: Rule | str, round_seconds: float | None) -> Rule:
+    try:
+        chosen = Rule(rule)
+    except ValueError:
+        names = ", ".join(r.value for r in Rule)
+        raise InputError.single(("rule",), f"unknown rule {rule!r}; use one of {names}") from None
+    if round_seconds is not None and not 0 < round_seconds < float("inf"):
+        raise InputError.single(("round_seconds",), "must be a positive number of seconds")
+    if chosen is Rule.DEFICIT and round_seconds is None:
+        msg = "the deficit rule needs the round's length in seconds"
+        raise InputError.single(("round_seconds",), msg, "missing")
+    return chosen
 
 
 def _clean(allocation: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
@@ -122,19 +188,20 @@ def _assignments(
     previous: Mapping[str, Mapping[str, int]],
 ) -> tuple[Assignment, ...]:
     out = []
+    ids, names = rows.job_ids, cluster.type_names
     for chosen, placement in zip(selection.chosen, placements, strict=True):
-        members = [rows.job_ids[j] for j in rows.members(chosen.row)]
-        for job in members:
-            partner = next((other for other in members if other != job), None)
+        members = [ids[j] for j in rows.rows[chosen.row]]
+        for i, job in enumerate(members):
+            partner = members[1 - i] if len(members) == 2 else None
             held = previous.get(job)
             out.append(
                 Assignment(
-                    job=job,
-                    gpu_type=cluster.type_names[chosen.gpu_type],
-                    placement=dict(placement),
-                    kept=held is not None and dict(held) == placement,
-                    priority=chosen.priority,
-                    shared_with=partner,
+                    job,
+                    names[chosen.gpu_type],
+                    dict(placement),
+                    held is not None and held == placement,
+                    chosen.priority,
+                    partner,
                 )
             )
     return tuple(out)

@@ -30,8 +30,9 @@ class Assignment:
     """One job in the next round: its GPU type, and GPUs per node (`placement`).
 
     - kept: the job holds exactly the GPUs it held last round (a lease extension: no preemption)
-    - priority: the priority its (job or pair, type) entry was served at; `math.inf` when it had
-      received no time on that type yet
+    - priority: the priority its (job or pair, type) entry was served at: under Gavel's rule
+      `math.inf` when it had received no time on that type yet; under the deficit rule the
+      seconds it would be behind its share after this round
     - shared_with: the other member when the job runs as a space-sharing pair (both members
       then have the same placement)
     """

@@ -82,6 +82,7 @@ class SimConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
     mode: Mode = Mode.AUTO
     round_seconds: float = 360.0
+    round_rule: str = "gavel"
     lease_seconds: float = 1200.0
     resolve: Resolve | None = None
     preemption_seconds: float = 0.0
@@ -96,6 +97,11 @@ class SimConfig:
         if self.preemption_seconds < 0:
             raise ValueError("preemption_seconds must be ≥ 0")
         object.__setattr__(self, "mode", Mode(self.mode))
+        from mechanism.priority import Rule  # the engine needs it anyway; keep `import` light
+
+        if self.round_rule not in {r.value for r in Rule}:
+            names = ", ".join(r.value for r in Rule)
+            raise ValueError(f"round_rule: unknown rule {self.round_rule!r}; use one of {names}")
 
     @property
     def enactment(self) -> Mode:
@@ -121,6 +127,7 @@ class SimConfig:
             "options": dict(self.options),
             "mode": self.enactment.value,
             "round_seconds": self.round_seconds,
+            "round_rule": self.round_rule,
             "lease_seconds": self.lease_seconds,
             "resolve": str(self.resolve) if self.resolve else "default",
             "preemption_seconds": self.preemption_seconds,

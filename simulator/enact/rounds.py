@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mechanism.rounds import Planner
+from mechanism.types import PairShare
 from simulator.clients import Answer, Decider, Request
 from simulator.config import SimConfig
 from simulator.enact.common import CallLog, Holdings, Placement, running_from
@@ -22,21 +24,9 @@ from simulator.snapshots import rounds_snapshot
 from simulator.state import IntArray, JobTable, Running, Step
 
 
-class MechanismMissing(RuntimeError):
-    """`mechanism.rounds` is not installed in this tree yet."""
-
-
 class RoundsEnactor:
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
-        try:
-            from mechanism.rounds import next_round
-            from mechanism.types import PairShare
-        except ImportError as exc:
-            raise MechanismMissing(
-                "rounds mode needs the round mechanism (mechanism.rounds.next_round)"
-            ) from exc
-        self._next_round = next_round
-        self._pair_share = PairShare
+        self._planner: Planner | None = None
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
         self.holdings = Holdings(table, config.preemption_seconds)
@@ -67,16 +57,18 @@ class RoundsEnactor:
         request = self._request
         if solve:
             self._solve(request, now)
-        if changed or solve:
-            self._offer(request.jobs)
         started = time.perf_counter()
-        chosen = self._next_round(
-            request.snapshot,
-            self._allocation,
-            self.received,
-            self.holdings.by_id,
-            pairs=self._shares,
-        )
+        if changed or solve or self._planner is None:
+            self._offer(request.jobs)
+            # Built here from checked parts: the planner keeps what only changes with them.
+            self._planner = Planner(
+                request.snapshot,
+                self._allocation,
+                self._shares,
+                rule=self.config.round_rule,
+                round_seconds=self.config.round_seconds,
+            )
+        chosen = self._planner.next_round(self.received, self.holdings.by_id)
         self.calls.mechanism_seconds += time.perf_counter() - started
         return self._enact(now, chosen.assignments)
 
@@ -87,7 +79,7 @@ class RoundsEnactor:
         self._allocation = {i: self.allocation[i] for i in ids if i in self.allocation}
         alive = set(ids)
         self._shares = [
-            self._pair_share(p["a"], p["b"], p["allocation"], self.together.setdefault(_key(p), {}))
+            PairShare(p["a"], p["b"], p["allocation"], self.together.setdefault(_key(p), {}))
             for p in self.pairs
             if p["a"] in alive and p["b"] in alive
         ]

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 def simulate_command(args: argparse.Namespace) -> int:
     """Replay a job trace under a policy (or a sweep of them) and report the outcome."""
     from simulator.clients import PolicyError
-    from simulator.enact.rounds import MechanismMissing
     from solver.errors import InputError
 
     runs = _runs(args)
@@ -53,8 +52,6 @@ def simulate_command(args: argparse.Namespace) -> int:
         if exc.invalid_input:
             raise UsageError(f"invalid input: {one_line(str(exc))}") from None
         raise CommandFailed(one_line(str(exc))) from None
-    except MechanismMissing as exc:
-        raise CommandFailed(str(exc)) from None
     if args.output is not None:
         write_text(args.output, records.to_csv(index=False), "--output")
     if args.timeseries is not None:
@@ -80,6 +77,7 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
             options=parse_options(args.option),
             mode=Mode(args.mode),
             round_seconds=args.round_seconds,
+            round_rule=args.round_rule,
             lease_seconds=args.lease_seconds,
             resolve=Resolve.parse(args.resolve) if args.resolve else None,
             preemption_seconds=args.preemption_seconds,

@@ -64,6 +64,13 @@ def _policy(command: argparse.ArgumentParser) -> None:
 
 def _timing(command: argparse.ArgumentParser) -> None:
     command.add_argument("--round-seconds", type=float, default=360.0, help="Round length.")
+    command.add_argument(
+        "--round-rule",
+        choices=("gavel", "deficit"),
+        default="gavel",
+        help="Who runs first each round: gavel (share ÷ fraction received) or deficit "
+        "(seconds furthest behind the share).",
+    )
     command.add_argument("--lease-seconds", type=float, default=1200.0, help="Lease length.")
     command.add_argument(
         "--resolve",

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mechanism import PairShare, Round, next_round
+from mechanism import PairShare, Round, Rule, next_round
 from solver.snapshot import Snapshot, parse_snapshot
 
 ROUND = 360.0  # seconds, Gavel's round length
@@ -80,10 +80,17 @@ class Replay:
     received: dict[str, dict[str, float]] = field(default_factory=dict)
     previous: dict[str, dict[str, int]] = field(default_factory=dict)
     rounds: int = 0
+    rule: Rule = Rule.GAVEL
 
     def step(self) -> Round:
         rnd = next_round(
-            self.snapshot, self.allocation, self.received, self.previous, tuple(self.pairs)
+            self.snapshot,
+            self.allocation,
+            self.received,
+            self.previous,
+            tuple(self.pairs),
+            rule=self.rule,
+            round_seconds=ROUND,
         )
         assert_valid_round(rnd, self.snapshot, self.allocation, self.pairs)
         self.rounds += 1

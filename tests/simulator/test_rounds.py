@@ -86,8 +86,9 @@ def test_space_sharing_runs_a_pair_at_its_co_located_throughputs() -> None:
     assert (result.timeseries["util_v100"] <= 1.0 + 1e-9).all()
 
 
+@pytest.mark.parametrize("rule", ["gavel", "deficit"])
 @pytest.mark.parametrize("rounds", [100, 400])
-def test_received_time_per_type_converges_to_the_allocation(rounds: int) -> None:
+def test_received_time_per_type_converges_to_the_allocation(rounds: int, rule: str) -> None:
     """End to end through the engine: with one allocation in force (nothing finishes, so no
     re-solve), every job's time on every type stays within one round of X_jk × elapsed time,
     however long it runs. Three jobs on three types, each split over two or three of them; the
@@ -99,7 +100,7 @@ def test_received_time_per_type_converges_to_the_allocation(rounds: int) -> None
     ]
     jobs = [job(f"j{i}", 1e8, speed=s) for i, s in enumerate(speeds)]
     horizon = rounds * ROUND
-    config = SimConfig(max_time=horizon, resolve=Resolve(True, True, None))
+    config = SimConfig(max_time=horizon, resolve=Resolve(True, True, None), round_rule=rule)
     engine = Engine(trace(jobs, {"v100": 1, "p100": 1, "k80": 1}), config)
     result = engine.run()
     assert result.summary["policy_calls"] == 1
