@@ -14,7 +14,16 @@ import pytest
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("solver", "formulations", "api", "refdata", "simulator", "mechanism")
+PACKAGES = (
+    "solver",
+    "formulations",
+    "api",
+    "refdata",
+    "simulator",
+    "mechanism",
+    "client",
+    "adapters",
+)
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # What a max-min request must never pay for: the MILP families, scipy's optimizers, and the

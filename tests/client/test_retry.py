@@ -1,0 +1,61 @@
+"""503 from the real service (one solver, no queue, kept busy by a long solve): the clients
+wait as `Retry-After` says and try again, and say so clearly once their retries run out."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from client import ApportionClient, AsyncApportionClient, ServiceUnavailable
+from solver import Status
+from tests.api.service import Service
+from tests.client.busy import PROBE_SNAPSHOT, AsyncRecording, Recording, gaps, occupy
+from tests.client.conftest import RETRY_AFTER
+
+
+def test_saturated_without_retries_is_service_unavailable(service: Service) -> None:
+    busy = occupy(service)
+    with ApportionClient(service.base, retries=0) as api, pytest.raises(ServiceUnavailable) as no:
+        api.solve(PROBE_SNAPSHOT)
+    assert no.value.status == 503
+    assert no.value.retry_after == RETRY_AFTER
+    busy.join(timeout=60)
+
+
+def test_sync_client_waits_retry_after_then_gets_its_answer(service: Service) -> None:
+    busy = occupy(service)
+    transport = Recording()
+    with ApportionClient(service.base, retries=30, transport=transport) as api:
+        result = api.solve(PROBE_SNAPSHOT)
+    assert result.status is Status.OPTIMAL
+    statuses = [status for _, status in transport.attempts]
+    assert statuses[0] == 503 and statuses[-1] == 200 and set(statuses[:-1]) == {503}
+    assert min(gaps(transport.attempts)) >= RETRY_AFTER * 0.95
+    busy.join(timeout=60)
+
+
+def test_async_client_waits_retry_after_then_gets_its_answer(service: Service) -> None:
+    busy = occupy(service)
+    transport = AsyncRecording()
+
+    async def call() -> Status:
+        async with AsyncApportionClient(service.base, retries=30, transport=transport) as api:
+            return (await api.solve(PROBE_SNAPSHOT)).status
+
+    assert asyncio.run(call()) is Status.OPTIMAL
+    statuses = [status for _, status in transport.attempts]
+    assert statuses[0] == 503 and statuses[-1] == 200
+    assert min(gaps(transport.attempts)) >= RETRY_AFTER * 0.95
+    busy.join(timeout=60)
+
+
+def test_the_wait_is_capped_by_max_retry_wait(service: Service) -> None:
+    busy = occupy(service)
+    transport = Recording()
+    api = ApportionClient(service.base, retries=2, max_retry_wait=0.2, transport=transport)
+    with api, pytest.raises(ServiceUnavailable):
+        api.solve(PROBE_SNAPSHOT)
+    assert len(transport.attempts) == 3
+    assert max(gaps(transport.attempts)) < RETRY_AFTER * 0.8
+    busy.join(timeout=60)
