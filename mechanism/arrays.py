@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,6 +41,29 @@ class Cluster:
         types = np.array([index[node_type(snapshot, n)] for n in nodes], dtype=np.int64)
         capacity = np.bincount(types, weights=gpus, minlength=len(names)).astype(np.int64)
         return cls(names, tuple(n.id for n in nodes), gpus, types, capacity)
+
+    # Per-type views a round's placement starts from; computed once per cluster, as a
+    # simulation places on the same nodes every round.
+    @cached_property
+    def members(self) -> tuple[tuple[int, ...], ...]:
+        """Per type: its nodes (indices into node_ids), in snapshot order."""
+        return tuple(
+            tuple(np.flatnonzero(self.node_type == k).tolist()) for k in range(len(self.type_names))
+        )
+
+    @cached_property
+    def where(self) -> dict[str, tuple[int, int]]:
+        """Node id -> (its type, its place among that type's nodes)."""
+        return {
+            self.node_ids[n]: (k, local)
+            for k, nodes in enumerate(self.members)
+            for local, n in enumerate(nodes)
+        }
+
+    @cached_property
+    def node_gpus_by_type(self) -> tuple[tuple[int, ...], ...]:
+        gpus = self.node_gpus.tolist()
+        return tuple(tuple(gpus[n] for n in nodes) for nodes in self.members)
 
 
 @dataclass(frozen=True)
@@ -107,13 +131,17 @@ def targets(
 
 def combos(
     fixed: Targets,
-    received: Mapping[str, Mapping[str, float]],
+    received: Mapping[str, Mapping[str, float]] | FloatArray,
     pairs: Sequence[PairShare],
 ) -> Combos:
-    """The rows of a round: `fixed` with the time received so far (`pairs` in the order
-    `fixed` was built with, for their time together)."""
+    """The rows of a round: `fixed` with the time received so far (by job id, or as a jobs ×
+    types array in the snapshot's orders), `pairs` in the order `fixed` was built with, for
+    their time together."""
     m, n = len(fixed.job_ids), len(fixed.col)
-    r = _matrix(received, fixed.index, fixed.col, m, n)
+    if isinstance(received, np.ndarray):
+        r = np.array(received, dtype=np.float64)  # a copy: the caller's array is its own
+    else:
+        r = _matrix(received, fixed.index, fixed.col, m, n)
     together = np.zeros((len(pairs), n))
     for i, pair in enumerate(pairs):
         for name, value in pair.received.items():

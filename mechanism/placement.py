@@ -17,9 +17,8 @@ counts GPUs per type, and a gang may span nodes, so every selected row is placed
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import numpy as np
+from bisect import bisect_left, insort
+from collections.abc import Mapping, Sequence
 
 from mechanism.arrays import Cluster, Combos, IntArray
 from mechanism.priority import Chosen
@@ -35,14 +34,15 @@ def place(
 ) -> list[Placement]:
     """One placement (node id → GPUs) per chosen row, in the order of `chosen`."""
     nodes = _Nodes(cluster)
+    gangs = combos.scale[[ch.row for ch in chosen]].tolist()
     placed: list[Placement | None] = [None] * len(chosen)
-    for i, ch in enumerate(chosen):
-        placed[i] = _extended_lease(ch, combos, nodes, previous)
+    if previous:
+        for i, ch in enumerate(chosen):
+            placed[i] = _extended_lease(ch, gangs[i], combos, nodes, previous)
     fresh = [i for i, p in enumerate(placed) if p is None]
-    fresh.sort(key=lambda i: (-int(combos.scale[chosen[i].row]), i))
+    fresh.sort(key=lambda i: (-gangs[i], i))
     for i in fresh:
-        ch = chosen[i]
-        placed[i] = nodes.take_fewest(ch.gpu_type, int(combos.scale[ch.row]))
+        placed[i] = nodes.take_fewest(chosen[i].gpu_type, gangs[i])
     return [p for p in placed if p is not None]
 
 
@@ -51,61 +51,99 @@ class _Nodes:
 
     def __init__(self, cluster: Cluster) -> None:
         self.ids = cluster.node_ids
-        self.members = [
-            np.flatnonzero(cluster.node_type == k) for k in range(len(cluster.type_names))
-        ]
-        self.free = [cluster.node_gpus[m].copy() for m in self.members]
-        self.where = {
-            cluster.node_ids[int(n)]: (k, local)
-            for k, m in enumerate(self.members)
-            for local, n in enumerate(m.tolist())
-        }
+        self.members = cluster.members
+        self.where = cluster.where
+        self.free = [FreeGpus(free) for free in cluster.node_gpus_by_type]
 
     def can_take(self, gpu_type: int, held: Mapping[str, int]) -> bool:
         for node_id, gpus in held.items():
             k, local = self.where[node_id]
-            if k != gpu_type or self.free[k][local] < gpus:
+            if k != gpu_type or self.free[k].free[local] < gpus:
                 return False
         return True
 
     def take(self, held: Mapping[str, int]) -> Placement:
         for node_id, gpus in held.items():
             k, local = self.where[node_id]
-            self.free[k][local] -= gpus
+            self.free[k].take(local, gpus)
         return dict(held)
 
     def take_fewest(self, gpu_type: int, gang: int) -> Placement:
         free = self.free[gpu_type]
-        pieces = fewest_nodes(free, gang)
+        pieces = free.fewest(gang)
         ids = self.members[gpu_type]
         for local, gpus in pieces:
-            free[local] -= gpus
-        return {self.ids[int(ids[local])]: gpus for local, gpus in pieces}
+            free.take(local, gpus)
+        return {self.ids[ids[local]]: gpus for local, gpus in pieces}
+
+
+class FreeGpus:
+    """The free GPUs of one type's nodes, grouped by how many each has free, so that a best
+    fit costs a binary search over the distinct counts whatever the number of nodes."""
+
+    def __init__(self, free: Sequence[int]) -> None:
+        self.free = list(free)
+        self.at: dict[int, list[int]] = {}  # free count -> its nodes, ascending
+        for node, count in enumerate(self.free):
+            if count > 0:
+                self.at.setdefault(count, []).append(node)
+        self.counts = sorted(self.at)  # the distinct positive free counts, ascending
+
+    def take(self, node: int, gpus: int) -> None:
+        count = self.free[node]
+        nodes = self.at[count]
+        del nodes[bisect_left(nodes, node)]
+        if not nodes:
+            del self.at[count]
+            del self.counts[bisect_left(self.counts, count)]
+        self.free[node] = left = count - gpus
+        if left > 0:
+            if left in self.at:
+                insort(self.at[left], node)
+            else:
+                self.at[left] = [node]
+                insort(self.counts, left)
+
+    def fewest(self, gang: int) -> list[tuple[int, int]]:
+        """(node, GPUs) pieces holding `gang` GPUs on as few nodes as possible: best fit on
+        one node when one has room, else the nodes with the most free GPUs whole (earlier
+        node first among equals) and the last piece by best fit among the others. The caller
+        guarantees Σ free ≥ gang."""
+        fits = bisect_left(self.counts, gang)
+        if fits < len(self.counts):
+            return [(self.at[self.counts[fits]][0], gang)]
+        whole: list[tuple[int, int]] = []
+        left = gang
+        for count in reversed(self.counts):
+            for node in self.at[count]:
+                if count >= left:
+                    return [*whole, (self._best_fit(left, whole), left)]
+                whole.append((node, count))
+                left -= count
+        raise ValueError(f"{gang} GPUs asked of {sum(self.free)} free")
+
+    def _best_fit(self, gang: int, taken: list[tuple[int, int]]) -> int:
+        skip = {node for node, _ in taken}
+        for count in self.counts[bisect_left(self.counts, gang) :]:
+            for node in self.at[count]:
+                if node not in skip:
+                    return node
+        raise ValueError(f"no node has {gang} GPUs free")
 
 
 def fewest_nodes(free: IntArray, gang: int) -> list[tuple[int, int]]:
-    """(node, GPUs) pieces holding `gang` GPUs on as few nodes as `free` allows (best fit on
-    one node when possible). The caller guarantees Σ free ≥ gang."""
-    fits = np.flatnonzero(free >= gang)
-    if fits.size:
-        # argmin takes the first of equal candidates: the earliest node, deterministically.
-        return [(int(fits[np.argmin(free[fits])]), gang)]
-    order = np.argsort(-free, kind="stable")
-    total = np.cumsum(free[order])
-    count = int(np.searchsorted(total, gang)) + 1  # the fewest largest nodes that hold it
-    whole = order[: count - 1]
-    left = gang - (int(total[count - 2]) if count > 1 else 0)
-    rest = order[count - 1 :]
-    room = rest[free[rest] >= left]
-    last = int(room[np.argmin(free[room])])
-    return [(int(n), int(free[n])) for n in whole] + [(last, left)]
+    """`FreeGpus.fewest` on a vector of free GPUs per node."""
+    return FreeGpus(free.tolist()).fewest(gang)
 
 
 def _extended_lease(
-    ch: Chosen, combos: Combos, nodes: _Nodes, previous: Mapping[str, Mapping[str, int]]
+    ch: Chosen,
+    gang: int,
+    combos: Combos,
+    nodes: _Nodes,
+    previous: Mapping[str, Mapping[str, int]],
 ) -> Placement | None:
-    gang = int(combos.scale[ch.row])
-    for j in combos.members(ch.row):
+    for j in combos.rows[ch.row]:
         held = previous.get(combos.job_ids[j])
         if held and sum(held.values()) == gang and nodes.can_take(ch.gpu_type, held):
             return nodes.take(held)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 import numpy as np
 
@@ -76,9 +77,9 @@ def serving_order(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntAr
     return rows[order].astype(np.int64), types[order].astype(np.int64)
 
 
-@dataclass(frozen=True)
-class Chosen:
-    """A row that runs this round, on a type, with the priority it was served at."""
+class Chosen(NamedTuple):
+    """A row that runs this round, on a type, with the priority it was served at (a tuple:
+    a round makes dozens of these)."""
 
     row: int
     gpu_type: int
@@ -105,12 +106,17 @@ def select(combos: Combos, cluster: Cluster, priority: FloatArray) -> Selection:
     chosen: list[Chosen] = []
     names, member_rows = cluster.type_names, combos.rows
     served = priority[rows, types].tolist()
+    m = combos.num_jobs
     for c, k, p in zip(rows.tolist(), types.tolist(), served, strict=True):
-        members = member_rows[c]
-        if running[members[0]] or (len(members) == 2 and running[members[1]]):
-            if len(members) == 2:
+        if c < m:  # a job alone, the usual entry
+            if running[c]:
+                continue
+            members = member_rows[c]
+        else:
+            members = member_rows[c]
+            if running[members[0]] or running[members[1]]:
                 _partner_reason(combos, members, running, reasons)
-            continue
+                continue
         s = scale[c]
         if s > free[k]:
             if any(j not in reasons for j in members):

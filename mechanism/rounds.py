@@ -38,7 +38,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from mechanism.arrays import Cluster, Combos, combos, targets
+import numpy as np
+
+from mechanism.arrays import Cluster, Combos, FloatArray, combos, targets
 from mechanism.checks import round_errors
 from mechanism.placement import place
 from mechanism.priority import Rule, Selection, elapsed_time, priorities, select
@@ -103,14 +105,21 @@ class Planner:
 
     def next_round(
         self,
-        received: Mapping[str, Mapping[str, float]],
+        received: Mapping[str, Mapping[str, float]] | FloatArray,
         previous: Mapping[str, Mapping[str, int]] | None = None,
         *,
         elapsed: float | None = None,
     ) -> Round:
-        """The next round, given the time received so far and last round's GPUs."""
+        """The next round, given the time received so far (seconds per job and GPU type, or
+        an array with a row per snapshot job and a column per GPU type, in the snapshot's
+        orders) and last round's GPUs."""
         previous = previous or {}
         cluster = self.cluster
+        if isinstance(received, np.ndarray):
+            shape = (len(self.fixed.job_ids), len(cluster.type_names))
+            if received.shape != shape or not np.isfinite(received).all():
+                msg = f"an array of received seconds must be finite and of shape {shape}"
+                raise InputError.single(("received",), msg)
         rows = combos(self.fixed, received, self.pairs)
         total = elapsed_time(rows, cluster, elapsed)
         priority = priorities(rows, total, self.rule, self.round_seconds)
@@ -188,36 +197,34 @@ def _assignments(
     previous: Mapping[str, Mapping[str, int]],
 ) -> tuple[Assignment, ...]:
     out = []
-    ids, names = rows.job_ids, cluster.type_names
+    ids, names, m = rows.job_ids, cluster.type_names, rows.num_jobs
     for chosen, placement in zip(selection.chosen, placements, strict=True):
-        members = [ids[j] for j in rows.rows[chosen.row]]
-        for i, job in enumerate(members):
-            partner = members[1 - i] if len(members) == 2 else None
-            held = previous.get(job)
-            out.append(
-                Assignment(
-                    job,
-                    names[chosen.gpu_type],
-                    dict(placement),
-                    held is not None and held == placement,
-                    chosen.priority,
-                    partner,
-                )
-            )
+        kind, c = names[chosen.gpu_type], chosen.row
+        if c < m:  # a job alone: `place` made its placement for it alone
+            job = ids[c]
+            kept = previous.get(job) == placement
+            out.append(Assignment(job, kind, placement, kept, chosen.priority))
+            continue
+        a, b = (ids[j] for j in rows.rows[c])
+        for job, partner in ((a, b), (b, a)):
+            kept = previous.get(job) == placement
+            out.append(Assignment(job, kind, dict(placement), kept, chosen.priority, partner))
     return tuple(out)
 
 
 def _waiting(rows: Combos, selection: Selection) -> tuple[tuple[str, ...], dict[str, str]]:
     """Jobs with time allocated (alone or in a pair) that do not run, and why."""
+    m = rows.num_jobs
     wants = rows.target.sum(axis=1) > 0
-    has_time = wants[: rows.num_jobs].copy()
+    has_time = wants[:m].copy()
     for i, (a, b) in enumerate(rows.pairs):
-        if wants[rows.num_jobs + i]:
+        if wants[m + i]:
             has_time[a] = has_time[b] = True
-    runs: set[int] = set()
-    for chosen in selection.chosen:
-        runs.update(rows.members(chosen.row))
-    waiting = [j for j in range(rows.num_jobs) if has_time[j] and j not in runs]
+    runs = np.fromiter((ch.row for ch in selection.chosen), np.int64, len(selection.chosen))
+    has_time[runs[runs < m]] = False
+    for c in runs[runs >= m].tolist():
+        has_time[list(rows.rows[c])] = False  # both members of a pair that runs
+    waiting = np.flatnonzero(has_time).tolist()
     full = "the cluster's GPUs all went to higher-priority jobs"
     reasons = {rows.job_ids[j]: selection.reasons.get(j, full) for j in waiting}
     return tuple(rows.job_ids[j] for j in waiting), reasons

@@ -68,7 +68,7 @@ class Holdings:
         table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
         table.cur_type[list(previous)] = -1
         table.cur_type[index] = [types[j] for j in jobs]
-        self.previous = {j: dict(placements[j]) for j in jobs}
+        self.previous = dict(placements)  # the placements are the caller's to give away
         ids = table.ids
         self.by_id = {ids[j]: placement for j, placement in self.previous.items()}
 

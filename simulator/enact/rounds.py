@@ -32,7 +32,6 @@ class RoundsEnactor:
         self.holdings = Holdings(table, config.preemption_seconds)
         self.allocation: dict[str, dict[str, float]] = {}
         self.pairs: list[dict[str, Any]] = []
-        self.received: dict[str, dict[str, float]] = {}
         # Seconds each offered pair has run together per type since the allocation.
         self.together: dict[tuple[str, str], dict[str, float]] = {}
         self._partner: dict[int, str] = {}
@@ -68,7 +67,8 @@ class RoundsEnactor:
                 rule=self.config.round_rule,
                 round_seconds=self.config.round_seconds,
             )
-        chosen = self._planner.next_round(self.received, self.holdings.by_id)
+        received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
+        chosen = self._planner.next_round(received, self.holdings.by_id)
         self.calls.mechanism_seconds += time.perf_counter() - started
         return self._enact(now, chosen.assignments)
 
@@ -107,7 +107,6 @@ class RoundsEnactor:
         self.pairs = answer.pairs
         # Gavel's priorities compare X with the time received since X was computed.
         self.table.since[:] = 0.0
-        self.received = {}
         self.together = {}
 
     def _enact(self, now: float, assignments: Any) -> Running:
@@ -119,7 +118,7 @@ class RoundsEnactor:
         partner: dict[int, str] = {}
         for a in assignments:
             j = table.index[a.job]
-            placements[j] = dict(a.placement)
+            placements[j] = a.placement  # `Holdings.enact` keeps its own copy
             types[j] = column[a.gpu_type]
             kept[j] = bool(a.kept)
             if a.shared_with is not None:
@@ -149,15 +148,9 @@ class RoundsEnactor:
                 running.gpus[position[j]] = 0
 
     def after(self, step: Step, running: Running) -> None:
-        """Keep the mechanism's received-time view current for the jobs that ran."""
+        """Forget what finished jobs held; count the time pairs ran together. (The time each
+        job received is `table.since`, kept by `simulator.state.advance`.)"""
         table = self.table
-        types = table.types
-        rows = table.since[running.jobs].tolist()
-        for j, row in zip(running.jobs.tolist(), rows, strict=True):
-            # Only the types it ran on: a missing type is 0 to the mechanism, and cheaper.
-            self.received[table.ids[j]] = {k: v for k, v in zip(types, row, strict=True) if v}
-        for j in step.finished.tolist():
-            self.received.pop(table.ids[j], None)
         self.holdings.forget(step.finished)
         held = step.end - step.start
         for j, other in self._partner.items():

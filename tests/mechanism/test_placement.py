@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechanism import Round, next_round
+from mechanism import Planner, Round, next_round
 from mechanism.placement import fewest_nodes
+from solver.errors import InputError
 from solver.snapshot import Snapshot
 from tests.mechanism.rounds_checks import ROUND, Replay, assert_valid_round, cluster
 
@@ -172,3 +174,23 @@ def test_power_of_two_gangs_always_fit_on_one_node(inputs: dict[str, Any]) -> No
     snapshot = cluster(inputs["nodes"], inputs["jobs"], TYPES)
     rnd = next_round(snapshot, inputs["allocation"], inputs["received"])
     assert all(len(a.placement) == 1 for a in rnd.assignments)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rounds_inputs())
+def test_received_as_an_array_gives_the_same_round(inputs: dict[str, Any]) -> None:
+    """A caller that keeps received time as jobs × types (the simulator) gets the round that
+    the same numbers by job id give."""
+    snapshot = cluster(inputs["nodes"], inputs["jobs"], TYPES)
+    planner = Planner(snapshot, inputs["allocation"])
+    by_id = inputs["received"]
+    array = np.array([[by_id.get(job.id, {}).get(k, 0.0) for k in TYPES] for job in snapshot.jobs])
+    assert planner.next_round(array) == planner.next_round(by_id)
+
+
+def test_a_received_array_of_the_wrong_shape_is_refused() -> None:
+    snapshot = cluster({"n1": ("g", 2)}, [("a", 1), ("b", 1)])
+    planner = Planner(snapshot, {"a": {"g": 0.5}, "b": {"g": 0.5}})
+    with pytest.raises(InputError) as caught:
+        planner.next_round(np.zeros((3, 1)))
+    assert caught.value.errors[0].loc == ("received",)
