@@ -21,11 +21,12 @@ from swagger_ui_bundle import swagger_ui_path
 
 from api import openapi
 from api.problems import ProblemError, on_http, on_problem, on_validation
-from api.routes import health, metrics, policies, rounds, solve
+from api.routes import compare, health, metrics, policies, rounds, solve
 from api.settings import Settings
 
 SOLVE_PATHS = ["/v1/solve"]
 ROUNDS_PATHS = ["/v1/rounds"]
+COMPARE_PATHS = ["/v1/compare"]
 
 
 def configure_logging(level: str) -> None:
@@ -64,8 +65,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    for router in (health.router, metrics.router, policies.router, solve.router, rounds.router):
-        app.include_router(router)
+    routers = (health, metrics, policies, solve, rounds, compare)
+    for module in routers:
+        app.include_router(module.router)
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
@@ -76,7 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             base = get_openapi(
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
-            app.openapi_schema = openapi.document(base, SOLVE_PATHS, ROUNDS_PATHS)
+            app.openapi_schema = openapi.document(base, SOLVE_PATHS, ROUNDS_PATHS, COMPARE_PATHS)
         return app.openapi_schema
 
     app.openapi = document  # type: ignore[method-assign]

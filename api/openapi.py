@@ -17,7 +17,7 @@ from api.problems import Problem
 from mechanism.document import RoundResult, RoundsInput
 from solver.options import PolicyOptions, SolveOptions
 from solver.registry import ENTRIES, all_policies
-from solver.result import SolveResult
+from solver.result import Comparison, SolveResult
 from solver.snapshot import Snapshot
 
 REF = "#/components/schemas/{model}"
@@ -93,10 +93,31 @@ def rounds_request() -> type[BaseModel]:
 
 
 @cache
+def compare_request() -> type[BaseModel]:
+    """The body of /v1/compare: `before`, and `after` or a `patch`, under one policy."""
+    from solver.compare import Patch
+
+    names: Any = Literal[tuple(n for e in ENTRIES for n in (e.name, *e.aliases))]
+    model: type[BaseModel] = create_model(
+        "CompareRequest",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="Two snapshots, or one and a patch of it, solved under one policy with the "
+        "same options (as POST /v1/solve documents them per policy).",
+        policy=(names | None, Field(None, description="Default: the `before` snapshot's.")),
+        before=(Snapshot, ...),
+        after=(Snapshot | None, Field(None, description="Give this or `patch`.")),
+        patch=(Patch | None, Field(None, description="Changes to `before`.")),
+        options=(dict[str, Any] | None, None),
+    )
+    return model
+
+
+@cache
 def schemas() -> tuple[dict[str, Any], dict[str, Any]]:
     """(the request body's schema, the component schemas it and the responses refer to)."""
     variants = request_variants()
-    models = (*variants, rounds_request(), SolveResult, RoundResult, Problem)
+    models = (*variants, rounds_request(), compare_request(), SolveResult, RoundResult)
+    models = (*models, Comparison, Problem)
     keyed = [(m, "validation") for m in models]
     _, top = models_json_schema(keyed, ref_template=REF)  # type: ignore[arg-type]
     body = {"oneOf": [{"$ref": REF.format(model=v.__name__)} for v in variants]}
@@ -104,7 +125,10 @@ def schemas() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def document(
-    base: dict[str, Any], solve_paths: list[str], rounds_paths: list[str] | None = None
+    base: dict[str, Any],
+    solve_paths: list[str],
+    rounds_paths: list[str] | None = None,
+    compare_paths: list[str] | None = None,
 ) -> dict[str, Any]:
     """FastAPI's document with the typed request bodies and the problem responses."""
     body, defs = schemas()
@@ -114,6 +138,8 @@ def document(
     typed: list[tuple[str, dict[str, Any], str, type[BaseModel]]]
     typed = [(p, body, "the result document", SolveResult) for p in solve_paths]
     typed += [(p, rounds_body, "the next round", RoundResult) for p in rounds_paths or []]
+    compare_body = {"$ref": REF.format(model=compare_request().__name__)}
+    typed += [(p, compare_body, "the differences", Comparison) for p in compare_paths or []]
     for path, schema, answer, model in typed:
         post = base["paths"][path]["post"]
         post["requestBody"] = {

@@ -154,6 +154,55 @@ def _round(body: bytes | str, limits: Limits) -> Answer:
     return Answer(200, answer.__pydantic_serializer__.to_json(answer), JSON, meta)
 
 
+class CompareEnvelope(BaseModel):
+    """POST /v1/compare: `before`, and `after` or a `patch`, under one policy and options."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    policy: str | None = None
+    before: dict[str, Any]
+    after: dict[str, Any] | None = None
+    patch: dict[str, Any] | None = None
+    options: dict[str, Any] | None = None
+
+
+def compare_body(body: bytes | str, limits: Limits) -> Answer:
+    """POST /v1/compare start to end: both sides solved here, one after the other, each under
+    the request's time limit (the alarm allows for both)."""
+    with paused_gc():
+        return _compare(body, limits)
+
+
+def _compare(body: bytes | str, limits: Limits) -> Answer:
+    from solver.compare import compare
+
+    started = time.perf_counter()
+    try:
+        data = _decoded(Path(body).read_bytes() if isinstance(body, str) else body)
+        try:
+            request = CompareEnvelope.model_validate(data)
+        except ValidationError as exc:
+            raise InputError.from_validation(exc, ()) from None
+        envelope = Envelope(policy=request.policy, snapshot=request.before, options=request.options)
+        options = _apply_limits(envelope, limits)
+        _alarm(2 * float(options["time_limit"]) + limits.grace)
+        answer = compare(request.before, request.after, request.patch, request.policy, options)
+    except _Malformed as bad:
+        return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
+    except InputError as exc:
+        errors = field_problems(exc.errors)
+        return _problem(422, summary(errors), errors)
+    finally:
+        _alarm(0.0)
+    meta = {
+        "policy": f"compare:{answer.policy}",
+        "status": answer.status_after.value,
+        "jobs": len(answer.jobs) + answer.unchanged,
+        "solve_seconds": time.perf_counter() - started,
+    }
+    return Answer(200, answer.__pydantic_serializer__.to_json(answer), JSON, meta)
+
+
 class _Malformed(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)

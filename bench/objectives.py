@@ -10,12 +10,19 @@ job's fastest possible run time for a fraction of the jobs; Gavel's per-GPU-hour
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 
-from bench.harness import Case
+from bench.harness import Case, Row
+from formulations.objectives import fifo
 from refdata.synthetic import gavel_snapshot, random_snapshot
+from solver import solve
+from solver.arrays import ClusterArrays
+from solver.context import SolveContext
+from solver.options import SolveOptions
+from solver.snapshot import parse_snapshot
 
 GROUP = "objectives"
 PRICES = {"k80": 0.45, "p100": 1.46, "v100": 2.48}
@@ -146,4 +153,96 @@ def cases() -> list[Case]:
             "fifo",
             options={"mode": "backfill"},
         ),
+        *fifo_cases(),
+    ]
+
+
+# FIFO against the reference's own pass (issue 18): Gavel's FIFO in performance mode
+# (scheduler/policies/fifo.py) written as a plain numpy greedy over the same arrays, timed in the
+# same process. The ratio is our policy pass (`fifo.run` on the snapshot's arrays, reasons and
+# metrics included) over that greedy; the whole `solve` (validation and result document, which
+# the reference has no counterpart for) is in the total column.
+FIFO_REPEATS = 30
+
+
+def gavel_greedy(
+    throughput: np.ndarray, scale: np.ndarray, count: np.ndarray, arrival: np.ndarray
+) -> np.ndarray:
+    """In arrival order, the types with s_j free GPUs; none: the queue stops; else the fastest
+    of them (zero throughput included, as in the reference). Returns the type per job or −1."""
+    order = np.argsort(arrival, kind="stable")
+    free = count.astype(float)
+    choice = np.full(scale.size, -1)
+    for j in order:
+        room = free >= scale[j]
+        if not room.any():
+            break
+        k = int(np.argmax(np.where(room, throughput[j], -1.0)))
+        choice[j] = k
+        free[k] -= scale[j]
+    return choice
+
+
+def _best_of(run: Any, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def fifo_row(case: Case) -> Row:
+    snapshot = case.make()
+    parsed = parse_snapshot(snapshot)
+    problem = ClusterArrays.from_snapshot(parsed)
+    options = fifo.FifoOptions.model_validate(case.options)
+    ours = _best_of(
+        lambda: fifo.run(parsed, problem, options, SolveContext.for_request(SolveOptions())),
+        FIFO_REPEATS,
+    )
+    args = (problem.throughput, problem.scale_factor, problem.gpu_count, problem.arrival_time)
+    base = _best_of(lambda: gavel_greedy(*args), FIFO_REPEATS)
+    results = [solve(snapshot, policy="fifo", options=case.options) for _ in range(5)]
+    result = min(results, key=lambda r: r.solver.total_seconds)
+    report = result.solver
+    choice = gavel_greedy(*args)
+    placed = np.flatnonzero(choice >= 0)
+    idle = int((problem.throughput[placed, choice[placed]] <= 0).sum())
+    return Row(
+        case=case,
+        jobs=problem.num_jobs,
+        types=problem.num_types,
+        validate=report.validate_seconds,
+        build=report.build_seconds,
+        solve=ours,
+        total=report.total_seconds,
+        objective=result.objective,
+        status=result.status.value,
+        backend="none",
+        ratio=ours / base,
+        note=f"pass {ours * 1e3:.2f} ms vs numpy greedy {base * 1e3:.2f} ms (target ≤ 1×); "
+        f"{result.summary['running']} running; the reference places {placed.size}, "
+        f"{idle} of them where they make no progress",
+    )
+
+
+def fifo_cases() -> list[Case]:
+    return [
+        Case(
+            GROUP,
+            f"fifo {mode} vs Gavel's greedy",
+            lambda n=jobs: with_arrivals(gavel(n), 6),
+            "fifo",
+            options={"mode": mode},
+            runner=fifo_row,
+        )
+        for mode, jobs in [
+            ("gavel", 32),
+            ("gavel", 256),
+            ("gavel", 1_024),
+            ("strict", 256),
+            ("strict", 1_024),
+            ("backfill", 1_024),
+        ]
     ]

@@ -11,6 +11,7 @@ import argparse
 from bench import (
     backends,
     deadlines,
+    explain,
     max_min,
     objectives,
     placement,
@@ -32,6 +33,7 @@ SUITES = [
     placement,
     backends,
     simulator,
+    explain,
 ]
 
 

@@ -20,13 +20,15 @@ from client.wire import (
     DEFAULT_TIMEOUT,
     JSON_HEADERS,
     PolicyCatalog,
+    compare_body,
+    read_compare,
     read_policies,
     read_round,
     read_solve,
     rounds_body,
     solve_body,
 )
-from solver.result import SolveResult
+from solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
     from mechanism.document import RoundResult, RoundsInput
@@ -65,6 +67,20 @@ class AsyncApportionClient:
         """`POST /v1/solve`, as `ApportionClient.solve`."""
         body = solve_body(snapshot, policy, {**(options or {}), **more_options})
         return read_solve(await self._send("POST", "/v1/solve", body))
+
+    async def compare(
+        self,
+        before: Snapshot | Mapping[str, Any],
+        after: Snapshot | Mapping[str, Any] | None = None,
+        patch: Mapping[str, Any] | None = None,
+        policy: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        **more_options: Any,
+    ) -> Comparison:
+        """`POST /v1/compare`: like `solver.compare.compare` (advisory what-if: `before` and
+        `after`, or `before` and a `patch`); raises `InputError` naming each bad field."""
+        body = compare_body(before, after, patch, policy, {**(options or {}), **more_options})
+        return read_compare(await self._send("POST", "/v1/compare", body))
 
     async def rounds(self, request: RoundsInput | Mapping[str, Any]) -> RoundResult:
         """`POST /v1/rounds`, as `ApportionClient.rounds`."""

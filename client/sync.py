@@ -3,6 +3,8 @@
     with ApportionClient("http://127.0.0.1:8000") as service:
         result = service.solve(snapshot, policy="max_min_fairness")   # a SolveResult
         result.job("job-3").allocation
+        service.solve(snapshot, explain=True).explanation          # why, per job and GPU type
+        service.compare(snapshot, patch={"gpus": {"v100": 2}})       # what-if (advisory)
 
 `solve` mirrors `solver.solve` (same arguments, same `SolveResult`, the same `InputError` with
 the same field locations for bad input), so a scheduler can move a solve out of its process by
@@ -24,13 +26,15 @@ from client.wire import (
     DEFAULT_TIMEOUT,
     JSON_HEADERS,
     PolicyCatalog,
+    compare_body,
+    read_compare,
     read_policies,
     read_round,
     read_solve,
     rounds_body,
     solve_body,
 )
-from solver.result import SolveResult
+from solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
     from mechanism.document import RoundResult, RoundsInput
@@ -79,6 +83,20 @@ class ApportionClient:
         `SolveStopped` (504), `ServiceUnavailable` or `ServiceUnreachable`."""
         body = solve_body(snapshot, policy, {**(options or {}), **more_options})
         return read_solve(self._send("POST", "/v1/solve", body))
+
+    def compare(
+        self,
+        before: Snapshot | Mapping[str, Any],
+        after: Snapshot | Mapping[str, Any] | None = None,
+        patch: Mapping[str, Any] | None = None,
+        policy: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        **more_options: Any,
+    ) -> Comparison:
+        """`POST /v1/compare`: like `solver.compare.compare` (advisory what-if: `before` and
+        `after`, or `before` and a `patch`); raises `InputError` naming each bad field."""
+        body = compare_body(before, after, patch, policy, {**(options or {}), **more_options})
+        return read_compare(self._send("POST", "/v1/compare", body))
 
     def rounds(self, request: RoundsInput | Mapping[str, Any]) -> RoundResult:
         """`POST /v1/rounds`: the next round (`mechanism.document.RoundResult`, what

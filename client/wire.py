@@ -2,7 +2,8 @@
 result types (or its errors) from the service's answers. Shared by the sync and async clients.
 
 Answers are read into the types the library returns: `solver.result.SolveResult` for
-`/v1/solve`, `mechanism.document.RoundResult` for `/v1/rounds`. A 400 or 422 problem becomes
+`/v1/solve`, `solver.result.Comparison` for `/v1/compare`, `mechanism.document.RoundResult` for
+`/v1/rounds`. A 400 or 422 problem becomes
 `solver.errors.InputError` with each field's location as the library gives it (the service's
 leading `"body"` removed), so code written against `solver.solve` handles both the same way.
 """
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from client.errors import ServiceError, ServiceUnavailable, SolveStopped
 from solver.errors import FieldError, InputError
-from solver.result import SolveResult
+from solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
     from mechanism.document import RoundResult, RoundsInput
@@ -82,6 +83,30 @@ def solve_body(
     if options:
         envelope["options"] = dict(options)
     return _dumps(envelope)
+
+
+def compare_body(
+    before: Snapshot | Mapping[str, Any],
+    after: Snapshot | Mapping[str, Any] | None,
+    patch: Mapping[str, Any] | None,
+    policy: str | None,
+    options: Mapping[str, Any] | None,
+) -> bytes:
+    envelope: dict[str, Any] = {"before": _plain(before, "snapshot")}
+    if after is not None:
+        envelope["after"] = _plain(after, "snapshot")
+    if patch is not None:
+        envelope["patch"] = dict(patch)
+    if policy is not None:
+        envelope["policy"] = policy
+    if options:
+        envelope["options"] = dict(options)
+    return _dumps(envelope)
+
+
+def read_compare(response: httpx.Response) -> Comparison:
+    check(response)
+    return _parsed(response, Comparison)
 
 
 def rounds_body(request: RoundsInput | Mapping[str, Any]) -> bytes:

@@ -64,6 +64,11 @@ class SolveOptions(BaseModel):
         description="Merge jobs identical in (throughputs, scale factor, weight) before solving.",
     )
     verbose: StrictBool = Field(False, description="Let the solver print its log to stderr.")
+    explain: StrictBool = Field(
+        False,
+        description="Add an `explanation` block: per GPU type whether it binds and its shadow "
+        "price, per job what holds it where it is (docs/EXPLANATIONS.md).",
+    )
 
     @field_validator("threads")
     @classmethod

@@ -20,7 +20,7 @@ from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
 from solver.policy import Outcome, Policy
 from solver.registry import DEFAULT_POLICY, NAMES, find_policy
-from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
+from solver.result import Explanation, GpuTypeUsage, JobResult, SolveResult, SolverReport
 from solver.snapshot import Snapshot, parse_snapshot
 from solver.status import Status
 
@@ -254,7 +254,17 @@ def to_result(
         summary=outcome.summary,
         warnings=outcome.warnings,
         solver=report(ctx, outcome),
+        explanation=_explanation(problem, outcome, x, used) if ctx.options.explain else None,
     )
+
+
+def _explanation(
+    problem: ClusterArrays, outcome: Outcome, x: np.ndarray, used: np.ndarray
+) -> Explanation:
+    # Loaded only when asked for: a plain solve imports nothing of it.
+    from solver.explain import explain
+
+    return explain(problem, outcome.evidence, x, used, outcome.job_metrics)
 
 
 def _finite(outcome: Outcome) -> Outcome:

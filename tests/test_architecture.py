@@ -26,9 +26,16 @@ PACKAGES = (
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-# What a max-min request must never pay for: the MILP families, scipy's optimizers, and the
-# modelling layers of the optional backends.
-HEAVY = ("scipy.optimize", "cvxpy", "pulp", "formulations.placement", "formulations.deadlines")
+# What a max-min request must never pay for: the MILP families, scipy's optimizers, the
+# modelling layers of the optional backends, and explanations (off unless asked for).
+HEAVY = (
+    "scipy.optimize",
+    "cvxpy",
+    "pulp",
+    "formulations.placement",
+    "formulations.deadlines",
+    "solver.explain",
+)
 
 
 def _modules() -> list[Path]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from formulations.fairness.common import FairnessOptions, policy_throughput
+from formulations.fairness.common import FairnessOptions, policy_eligible, policy_throughput
 from formulations.fairness.levels import WeightRule
 from formulations.fairness.run import solve_levels
 from formulations.fairness.share_input import Entities, share_input
@@ -105,7 +105,8 @@ def run(
 ) -> Outcome:
     options.check()
     entities = snapshot_entities(snapshot)
-    throughput = policy_throughput(problem, options.heterogeneity_aware)
+    aware, definition = options.heterogeneity_aware, options.agnostic_definition
+    throughput = policy_throughput(problem, aware, definition)
     prepared = share_input(
         snapshot,
         problem,
@@ -114,6 +115,7 @@ def run(
         merge=ctx.options.merge_identical,
         space_sharing=options.space_sharing,
         prune=options.prune_pairs,
+        eligible=policy_eligible(problem, aware, definition),
     )
     rank = arrival_order(snapshot, problem)
     group_rank = (
@@ -121,7 +123,7 @@ def run(
     )
     # Weights change between levels: every level's bottlenecks must be settled before the next.
     rule = entity_rule(entities.fifo, group_rank)
-    outcome = solve_levels(problem, prepared, rule, ctx, exact=True)
+    outcome = solve_levels(problem, prepared, rule, ctx, exact=True, pareto=options.pareto)
     outcome.summary["entities"] = entity_summary(problem, entities, outcome, throughput)
     explain_fifo_waits(problem, entities, outcome)
     return outcome

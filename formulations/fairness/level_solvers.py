@@ -4,6 +4,12 @@
 changes, so each re-solve starts from the previous basis (primal simplex: freezing keeps the
 last point feasible). `ColdLevels` rebuilds and solves each LP on any backend (interior-point
 answers included); the water-filling loop treats their duals with looser tolerances.
+
+Both end with the Pareto LP of `formulations/fairness/pareto.py` when asked (`pareto`): the
+floors of the given state and the objective Σ_g n_g v_g. The warm solvers keep their model, in
+which the level t then carries no value, so it gets a cost of −1 and sits at its floor (where it
+is free, as when every group is frozen, it would otherwise be an unbounded direction of zero
+cost); `ColdLevels` builds it with the floors as row bounds and no level.
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
+from formulations.fairness.pareto import as_floors, total_share_costs
 from formulations.fairness.share_lp import (
     LevelState,
     ShareBlocks,
@@ -24,8 +32,10 @@ from formulations.fairness.share_lp import (
 )
 from solver.backends import LpMethod, Session, Solution
 from solver.context import SolveContext
-from solver.model import INF, CompiledModel
+from solver.model import INF, Block, CompiledModel, Sense
 from solver.status import Status
+
+FloatArray = NDArray[np.float64]
 
 
 class LevelSolver(Protocol):
@@ -33,6 +43,10 @@ class LevelSolver(Protocol):
     vertex: bool  # answers are simplex vertices (exact duals) rather than interior points
 
     def solve(self, state: LevelState) -> Solution: ...
+
+    def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
+        """The Pareto LP over the floors of `state` (see the module docstring)."""
+        ...
 
 
 def level_solver(
@@ -46,6 +60,54 @@ def level_solver(
     if kept is None:
         return ColdLevels(structure, ctx, lp_method)
     return WarmLevels(structure, state, ctx, blocks, *kept, lp_method=lp_method)
+
+
+def single_solver(
+    structure: ShareStructure, state: LevelState, ctx: SolveContext, lp_method: LpMethod, name: str
+) -> LevelSolver:
+    """Max-min's one-level model (no test columns), kept in a session when the backend keeps
+    them, so that the Pareto LP starts from the max-min basis; solved cold otherwise."""
+    model, blocks = build_share_lp(structure, state, single=True, name=name)
+    kept = ctx.session(model, lp_method)
+    if kept is None:
+        return ColdLevels(structure, ctx, lp_method, single=True, name=name)
+    return WarmOnce(structure, ctx, blocks, *kept)
+
+
+class WarmOnce:
+    """The max-min LP, then the Pareto LP on the same session: t's floor and the costs change,
+    the max-min vertex stays feasible, and the primal simplex continues from it."""
+
+    vertex = True
+
+    def __init__(
+        self,
+        structure: ShareStructure,
+        ctx: SolveContext,
+        blocks: ShareBlocks,
+        compiled: CompiledModel,
+        session: Session,
+    ) -> None:
+        self.structure = structure
+        self.ctx = ctx
+        self.blocks = blocks
+        self.compiled = compiled
+        self.session = session
+
+    def solve(self, state: LevelState) -> Solution:
+        solution = self.ctx.record(self.compiled, self.session.solve())
+        if self.ctx.options.lp_method is LpMethod.AUTO and not self.ctx.options.solver:
+            self.session.keep_point(primal=True)
+        return solution
+
+    def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
+        b = self.blocks
+        costs = total_share_costs(b.value, self.structure.groups.count)
+        floor = np.array([state.t_floor / b.level_scale])
+        self.session.change_col_bounds(np.array([b.t.start]), floor, np.array([INF]))
+        columns = np.r_[np.arange(costs.size), b.t.start]
+        self.session.change_col_costs(columns, np.r_[costs, -1.0])
+        return self.ctx.record(self.compiled, self.session.solve())
 
 
 class WarmLevels:
@@ -76,9 +138,28 @@ class WarmLevels:
         self.state = state  # states are replaced, never mutated
         self.lp_method = lp_method
         self._solved = False
+        self.costs: FloatArray | None = None  # the Pareto objective, once it is in force
 
     def solve(self, state: LevelState) -> Solution:
         self._apply(state)
+        return self._run(state)
+
+    def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
+        # The session keeps the time limit it was opened with; the budget bounds it already.
+        self._apply(state)
+        self.costs = total_share_costs(self.blocks.value, self.structure.groups.count)
+        self._use_costs()
+        return self._run(state)
+
+    def _use_costs(self) -> None:
+        """Σ n_g v_g on the value columns, −1 on t (its floor), 0 on the exceed columns."""
+        assert self.costs is not None
+        b = self.blocks
+        e, _, _ = b.level_parts()
+        columns = np.r_[np.arange(self.costs.size), np.arange(e.start, e.start + e.size), b.t.start]
+        self.session.change_col_costs(columns, np.r_[self.costs, np.zeros(e.size), -1.0])
+
+    def _run(self, state: LevelState) -> Solution:
         solution = self.ctx.record(self.compiled, self.session.solve())
         if solution.status is Status.TIME_LIMIT and not self.ctx.budget.spent():
             # A warm re-solve can stall where a fresh one does not (HiGHS's primal simplex,
@@ -101,6 +182,8 @@ class WarmLevels:
             self.structure, state, self.blocks.row_scale, self.blocks.entity_scale
         )
         self.state, self._solved = state, False
+        if self.costs is not None:
+            self._use_costs()
         return self.ctx.record(self.compiled, self.session.solve())
 
     def _apply(self, new: LevelState) -> None:
@@ -173,3 +256,17 @@ class ColdLevels:
     def solve(self, state: LevelState) -> Solution:
         model, self.blocks = build_share_lp(self.structure, state, self.single, self.name)
         return self.ctx.solve(model, self.lp_method)
+
+    def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
+        # Built for this one solve, without test columns or level variables (`single`), and
+        # with the level in the row bounds: its column would be dense and carry nothing
+        # (measured at 20,000 distinct jobs: 10% less CPU per interior-point iteration).
+        floors = as_floors(self.structure, state)
+        model, b = build_share_lp(self.structure, floors, True, f"{self.name}_pareto")
+        self.blocks = b
+        costs = total_share_costs(b.value, self.structure.groups.count)
+        objective: dict[Block, FloatArray | float] = {b.x.block: costs[: b.x.block.size], b.t: -1.0}
+        if b.y is not None:
+            objective[b.y] = costs[b.x.block.size :]
+        model.set_objective(objective, Sense.MAXIMIZE)
+        return self.ctx.solve(model, self.lp_method, time_limit=time_limit)

@@ -11,8 +11,13 @@ prop_g = Σ_k T_gk N_k / C:
 
 The share LP of `share_lp.py` with every group active and one level (with space sharing, the
 pair columns of §1c join it). The heterogeneity-agnostic variant replaces T_gk by 1 wherever the
-job can run. Jobs that can run nowhere are left out of the LP (they would pin t at 0) and
-reported with the reason.
+job can run (`agnostic_definition="gavel"`: on every type its gang fits, as Gavel's baseline
+does). Jobs that can run nowhere are left out of the LP (they would pin t at 0) and reported
+with the reason.
+
+The optimum fixes only the minimum; with `pareto` (the default) the Pareto LP of `pareto.py`
+then maximizes Σ_g n_g v_g with every group at or above w_g t* (§1d), in one LP when every job
+can reach its own ceiling level.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ class MaxMinFairnessOptions(FairnessOptions):
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: MaxMinFairnessOptions, ctx: SolveContext
 ) -> Outcome:
-    return solve_once(problem, plain_input(snapshot, problem, options, ctx), ctx)
+    return solve_once(problem, plain_input(snapshot, problem, options, ctx), ctx, options.pareto)
 
 
 POLICY = Policy(

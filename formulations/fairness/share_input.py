@@ -57,16 +57,20 @@ def share_input(
     merge: bool,
     space_sharing: bool = False,
     prune: bool = True,
+    eligible: BoolArray | None = None,
 ) -> ShareInput:
     """Everything but the weights: groups of identical jobs (same usable throughputs,
     normalizer, scale factor, weight and entity; fifo entities keep jobs apart since their
     order matters) and,
-    with space sharing, the offered pairs merged into classes and pruned."""
+    with space sharing, the offered pairs merged into classes and pruned. `eligible` is where
+    the policy may give time (default: where the job runs); a job that runs nowhere is left
+    out whatever it says, since no definition makes it progress."""
     active: BoolArray = np.asarray(problem.eligible.any(axis=1), dtype=bool)
     jobs = np.flatnonzero(active)
     if jobs.size == 0:
         return ShareInput(None, jobs, None, [])
-    groups = _groups(problem, jobs, throughput, entities, merge)
+    eligible = problem.eligible if eligible is None else eligible
+    groups = _groups(problem, jobs, throughput, eligible, entities, merge)
     sharing = None
     if space_sharing:
         sharing = _pairs(snapshot, problem, throughput, jobs, groups, active, prune)
@@ -78,7 +82,7 @@ def share_input(
         labels=[problem.job_ids[j] for j in rep],
         gpu_names=problem.gpu_names,
         throughput=throughput[rep],
-        eligible=problem.eligible[rep],
+        eligible=eligible[rep],
         scale=problem.scale_factor[rep],
         weight=problem.weight[rep],
         gain=problem.scale_factor[rep] / prop,
@@ -136,6 +140,7 @@ def _groups(
     problem: ClusterArrays,
     jobs: IntArray,
     throughput: FloatArray,
+    eligible: BoolArray,
     entities: Entities,
     merge: bool,
 ) -> JobGroups:
@@ -143,7 +148,7 @@ def _groups(
         return JobGroups.identity(jobs)
     entity = entities.of_job[jobs]
     apart = np.where(entities.fifo[entity], jobs, -1)
-    usable = np.where(problem.eligible[jobs], throughput[jobs], 0.0)
+    usable = np.where(eligible[jobs], throughput[jobs], 0.0)
     # The normalizer prop_j reads every throughput, usable or not: two jobs that differ only on
     # a type too small for their gang are normalized differently and must stay apart.
     prop = throughput[jobs] @ problem.gpu_count

@@ -98,6 +98,8 @@ class ShareBlocks:
     row_scale: FloatArray  # c_g: share row g is divided by it
     level_scale: float  # r: the model's t is t / r
     entity_scale: FloatArray  # r_e = r W_e / σ_e: the model's z_e is z_e / r_e
+    time: Block | None = None
+    capacity: Block | None = None
 
     def level_parts(self) -> tuple[Block, Block, Block]:
         """(e, z, level) of a model built for level-by-level solving (not `single`)."""
@@ -210,13 +212,14 @@ def build_share_lp(
         capacity_terms[y] = capacity_y
     group_coords = (("job", s.labels),)
     share = model.add_constraints("share", share_terms, lower=state.lower / c, coords=group_coords)
-    model.add_constraints("time", time_terms, upper=1.0, coords=group_coords)
-    model.add_constraints(
+    time = model.add_constraints("time", time_terms, upper=1.0, coords=group_coords)
+    capacity = model.add_constraints(
         "capacity", capacity_terms, upper=s.capacity, coords=(("gpu", s.gpu_names),)
     )
     level = None if z is None else _level_rows(model, s, state, z, t)
     model.set_objective({e: 1.0} if e is not None and state.testing else {t: 1.0}, Sense.MAXIMIZE)
-    return model, ShareBlocks(x, y, e, z, t, share, level, value, c, r, r_e)
+    blocks = ShareBlocks(x, y, e, z, t, share, level, value, c, r, r_e, time, capacity)
+    return model, blocks
 
 
 #: Share-row coefficients within this range need no scaling of ours.

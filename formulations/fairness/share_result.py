@@ -54,12 +54,12 @@ def job_answer(
     nx = blocks.x.block.size
     x_dense = blocks.x.dense(columns[:nx])
     value_y, time_y, _ = pair_terms(s)
-    group_eff = (measured[s.groups.representative] * x_dense).sum(axis=1)
-    group_eff += (value_y @ columns[nx:]) / s.gain  # pair throughputs are measured already
     allocation = np.zeros((problem.num_jobs, problem.num_types))
     allocation[jobs] = x_dense[s.groups.inverse]
+    # Each job's own throughputs: an agnostic policy merges jobs whose measured ones differ.
     eff = np.zeros(problem.num_jobs)
-    eff[jobs] = group_eff[s.groups.inverse]
+    paired = (value_y @ columns[nx:]) / s.gain  # pair throughputs are measured already
+    eff[jobs] = np.einsum("jk,jk->j", measured[jobs], allocation[jobs]) + paired[s.groups.inverse]
     shared = np.zeros(problem.num_jobs)
     shared[jobs] = (time_y @ columns[nx:])[s.groups.inverse]
     return JobAnswer(

@@ -33,7 +33,8 @@ def plain_rule(structure: ShareStructure) -> WeightRule:
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: WaterFillingOptions, ctx: SolveContext
 ) -> Outcome:
-    return solve_levels(problem, plain_input(snapshot, problem, options, ctx), plain_rule, ctx)
+    prepared = plain_input(snapshot, problem, options, ctx)
+    return solve_levels(problem, prepared, plain_rule, ctx, pareto=options.pareto)
 
 
 POLICY = Policy(

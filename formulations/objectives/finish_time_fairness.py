@@ -2,7 +2,9 @@
 
 For job j with R_j steps left, t_j seconds since it started and t^iso_j isolated-equivalent seconds
 of work done, the isolated share is x^iso_jk = (N_k/m)/s_j on every type it can use (m = jobs in
-the LP), the row scaled down to sum ≤ 1, with throughput iso_j = Σ_k T_jk x^iso_jk, and
+the LP), the row scaled down to sum ≤ 1, with throughput iso_j = Σ_k T_jk x^iso_jk (option
+`isolated_share="gavel"`: Gavel's `isolated.py`, (N_k/m)/s_j on every type, usable or not, with
+every row divided by the largest row sum, i.e. x^iso_jk = N_k s_min / (C s_j) whatever m), and
 
     D_j = t^iso_j + R_j / iso_j          (finish time on the isolated share)
     ρ_j(X) = (t_j + R_j / eff_j(X)) / D_j = τ_j + r_j / eff_j(X),   τ_j = t_j/D_j,  r_j = R_j/D_j
@@ -23,9 +25,11 @@ achieving the upper bound; status `optimal` needs upper − lower ≤ 1e-6·max(
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import Field
 
 from formulations.allocation import repair_allocation
 from formulations.inputs import require_job_field
@@ -46,7 +50,12 @@ MAX_ROUNDS = 40
 
 
 class FinishTimeFairnessOptions(PolicyOptions):
-    """Finish-time fairness has no options of its own."""
+    isolated_share: Literal["usable", "gavel"] = Field(
+        "usable",
+        description="The share ρ compares against: usable (1/m of each type the job can run "
+        "on, at most all of its time) or gavel (Gavel's isolated policy: 1/m of every type, "
+        "usable or not, each job's row divided by the largest row sum).",
+    )
 
 
 @dataclass(frozen=True)
@@ -74,13 +83,27 @@ def isolated_allocation(usable: FloatArray, scale: FloatArray, capacity: FloatAr
     return out
 
 
-def fairness_terms(problem: ClusterArrays, active: NDArray[np.int64]) -> Fairness:
-    usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
-    iso = np.einsum(
-        "jk,jk->j",
-        usable,
-        isolated_allocation(usable, problem.scale_factor[active], problem.gpu_count),
-    )
+def gavel_isolated_allocation(scale: FloatArray, capacity: FloatArray) -> FloatArray:
+    """Gavel's x^iso: (N_k/m)/s_j on every type, every row divided by the largest row sum
+    Σ_k N_k / (m s_min), which leaves N_k s_min / (C s_j): m cancels."""
+    out: FloatArray = capacity[None, :] * scale.min() / (capacity.sum() * scale[:, None])
+    return out
+
+
+def fairness_terms(
+    problem: ClusterArrays, active: NDArray[np.int64], isolated_share: str = "usable"
+) -> Fairness:
+    scale = problem.scale_factor[active]
+    if isolated_share == "gavel":
+        # Every type counts, with the job's throughput there (0 where it cannot run).
+        iso = np.einsum(
+            "jk,jk->j",
+            problem.throughput[active],
+            gavel_isolated_allocation(scale, problem.gpu_count),
+        )
+    else:
+        usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
+        iso = np.einsum("jk,jk->j", usable, isolated_allocation(usable, scale, problem.gpu_count))
     steps = problem.steps_remaining[active]
     since = np.nan_to_num(problem.time_since_start[active], nan=0.0)
     done = np.nan_to_num(problem.isolated_time_done[active], nan=0.0)
@@ -106,7 +129,7 @@ def run(
     if active.size == 0:
         return _outcome(Status.OPTIMAL, None, allocation, reasons, rho_all, [], {})
 
-    terms = fairness_terms(problem, active)
+    terms = fairness_terms(problem, active, options.isolated_share)
     usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
     search = _newton(problem, active, usable, terms, ctx)
     allocation[active] = search.allocation

@@ -78,6 +78,9 @@ class Solution:
     solver: str
     detail: str = ""  # the backend's own status text
     row_dual: NDArray[np.float64] | None = None
+    #: Reduced costs c − Aᵀ·row_dual: ∂objective/∂(the column's active bound), in the row
+    #: duals' convention; None whenever `row_dual` is.
+    col_dual: NDArray[np.float64] | None = None
     iterations: int = 0
     #: Time the backend spent building its own copy of the model (cvxpy expressions and
     #: canonicalization, PuLP objects); the model layer's compile is booked by the caller.
@@ -93,6 +96,21 @@ class Solution:
         if self.row_dual is None:
             raise ValueError("this solution carries no duals")
         return self.row_dual[block.span]
+
+    def reduced_cost(self, block: Block) -> NDArray[np.float64]:
+        if self.col_dual is None:
+            raise ValueError("this solution carries no duals")
+        return self.col_dual[block.span]
+
+
+def reduced_costs(
+    model: CompiledModel, row_dual: NDArray[np.float64] | None
+) -> NDArray[np.float64] | None:
+    """c − Aᵀy for backends whose solver reports only row duals (None without them)."""
+    if row_dual is None:
+        return None
+    out: NDArray[np.float64] = model.cost - model.matrix.T @ row_dual
+    return out
 
 
 class Session(Protocol):

@@ -16,7 +16,13 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from solver.backends.base import Backend, Feature, Solution, SolveSettings
+from solver.backends.base import (
+    Backend,
+    Feature,
+    Solution,
+    SolveSettings,
+    reduced_costs,
+)
 from solver.model import CompiledModel, Sense
 from solver.status import Status
 
@@ -110,6 +116,7 @@ class ClarabelBackend(Backend):
             solver="clarabel",
             detail=str(raw.status),
             row_dual=duals,
+            col_dual=reduced_costs(model, duals),
             iterations=int(raw.iterations),
             solve_seconds=seconds,
         )

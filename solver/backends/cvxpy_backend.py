@@ -23,7 +23,14 @@ from cvxpy import settings as cs
 from cvxpy.reductions.solvers import defines
 from numpy.typing import NDArray
 
-from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.backends.base import (
+    Backend,
+    Feature,
+    LpMethod,
+    Solution,
+    SolveSettings,
+    reduced_costs,
+)
 from solver.backends.highs import SCHEDULER
 from solver.backends.verify import empty_model_status, settle
 from solver.model import CompiledModel, Sense
@@ -121,6 +128,7 @@ class CvxpyBackend(Backend):
         status, note = settle(claimed, model, x, limit_hit=raw == cs.USER_LIMIT)
         stats = problem.solver_stats
         gap = getattr(stats.extra_stats, "mip_gap", None) if stats is not None else None
+        duals = _row_duals(model, rows) if status.has_solution else None
         return Solution(
             status=status,
             objective=_objective(model, x) if status.has_solution else None,
@@ -128,7 +136,8 @@ class CvxpyBackend(Backend):
             backend=self.name,
             solver=solver,
             detail="; ".join(filter(None, [raw or "", error, note])),
-            row_dual=_row_duals(model, rows) if status.has_solution else None,
+            row_dual=duals,
+            col_dual=reduced_costs(model, duals),
             iterations=int(stats.num_iters or 0) if stats is not None else 0,
             build_seconds=built - started + compile_seconds,
             solve_seconds=finished - built - compile_seconds,

@@ -268,6 +268,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         # reads costs and bounds ≥ 1e20 as infinite): no answer to return.
         status, detail = Status.ERROR, f"{detail} with a non-finite objective or point"
     duals = np.asarray(solution.row_dual, dtype=float) if solution.dual_valid else None
+    reduced = np.asarray(solution.col_dual, dtype=float) if solution.dual_valid else None
     iterations = info.simplex_iteration_count + info.ipm_iteration_count + info.pdlp_iteration_count
     objective = info.objective_function_value if status.has_solution else None
     return Solution(
@@ -278,6 +279,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         solver="mip" if model.is_mip else _option(h, "solver"),
         detail=detail,
         row_dual=duals,
+        col_dual=reduced,
         iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
         solve_seconds=seconds,
         mip_gap=float(info.mip_gap) if model.is_mip and status.has_solution else None,

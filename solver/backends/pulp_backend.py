@@ -34,7 +34,14 @@ import numpy as np
 import pulp
 from numpy.typing import NDArray
 
-from solver.backends.base import Backend, Feature, LpMethod, Solution, SolveSettings
+from solver.backends.base import (
+    Backend,
+    Feature,
+    LpMethod,
+    Solution,
+    SolveSettings,
+    reduced_costs,
+)
 from solver.backends.verify import empty_model_status, settle
 from solver.model import CompiledModel, Sense
 from solver.status import Status
@@ -116,6 +123,7 @@ class PulpBackend(Backend):
         if status.has_solution and not math.isfinite(objective):
             status, note = Status.ERROR, "the objective is not finite: no answer"
         text = f"{pulp.LpStatus.get(raw[0], raw[0])} / {pulp.LpSolution.get(raw[1], raw[1])}"
+        duals = _row_duals(model, rows, solver) if status.has_solution else None
         return Solution(
             status=status,
             objective=objective if status.has_solution else None,
@@ -123,7 +131,8 @@ class PulpBackend(Backend):
             backend=self.name,
             solver=solver,
             detail="; ".join(filter(None, [text, error, note])),
-            row_dual=_row_duals(model, rows, solver) if status.has_solution else None,
+            row_dual=duals,
+            col_dual=reduced_costs(model, duals),
             build_seconds=built - started,
             solve_seconds=finished - built,
         )

@@ -97,6 +97,32 @@ def export_command(args: argparse.Namespace) -> int:
     return _export(args.snapshot, args.target, args.policy, _solve_options(args))
 
 
+def compare_command(args: argparse.Namespace) -> int:
+    """Solve two snapshots (or one and a patch) under one policy and show the differences."""
+    from solver.compare import compare
+    from solver.errors import InputError
+
+    if (args.after is None) == (args.patch is None):
+        raise UsageError("compare: give AFTER or --patch (exactly one)")
+    before = read_json(args.before)
+    after = read_json(args.after) if args.after is not None else None
+    patch = read_json(args.patch) if args.patch is not None else None
+    try:
+        answer = compare(before, after, patch, args.policy, _solve_options(args))
+    except InputError as exc:
+        raise UsageError(f"invalid input: {exc.one_line()}") from None
+    if (args.output_format or ("table" if is_terminal() else "json")) == "json":
+        print(answer.model_dump_json(indent=2))
+    else:
+        from rich.console import Console
+
+        from solver.cli.render import render_comparison
+
+        render_comparison(answer, Console())
+    code: int = max(answer.status_before.exit_code, answer.status_after.exit_code)
+    return code
+
+
 def simulate_command(args: argparse.Namespace) -> int:
     """Replay a job trace under a policy (`solver.cli.simulate`, loaded only for this)."""
     from solver.cli.simulate import simulate_command as run_simulation
@@ -110,6 +136,7 @@ COMMANDS = {
     "policies": policies_command,
     "export": export_command,
     "simulate": simulate_command,
+    "compare": compare_command,
 }
 
 
@@ -120,6 +147,7 @@ def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
         "solver": args.solver,
         "time_limit": getattr(args, "time_limit", None),
         "mip_gap": getattr(args, "mip_gap", None),
+        "explain": getattr(args, "explain", None) or None,
     }
     options.update({key: value for key, value in given.items() if value is not None})
     return options

@@ -12,12 +12,13 @@ from typing import NoReturn
 from solver.cli.inputs import UsageError
 from solver.cli.simulate_args import add_simulate
 
-COMMANDS = ("solve", "schema", "policies", "export", "simulate")
+COMMANDS = ("solve", "schema", "policies", "export", "simulate", "compare")
 DESCRIPTION = """Exact LP/MILP policies for GPU clusters.
 
 `solve SNAPSHOT.json [OPTIONS]` solves a snapshot (the main verb; `solve solve ...` is the
-same). The other commands print the snapshot schema, list the policies, export a model, or
-simulate a job trace under a policy (`solve simulate --help`).
+same). The other commands print the snapshot schema, list the policies, export a model, compare two
+snapshots under one policy (`solve compare BEFORE AFTER`, advisory), or simulate a job trace
+under a policy (`solve simulate --help`).
 Exit codes: 0 an allocation was returned, 1 infeasible or solver failure, 2 invalid input."""
 
 
@@ -55,7 +56,27 @@ def _parser() -> Parser:
     export.add_argument("target", type=Path, help="Model file to write: .lp or .mps.")
     _model_options(export)
     add_simulate(commands)
+    _compare(commands.add_parser("compare", help="What-if: two snapshots under one policy."))
     return top
+
+
+def _compare(command: argparse.ArgumentParser) -> None:
+    command.add_argument("before", type=Path, help="Snapshot JSON file ('-' reads stdin).")
+    command.add_argument("after", nargs="?", type=Path, help="The other snapshot JSON file.")
+    command.add_argument(
+        "--patch",
+        type=Path,
+        help="Instead of AFTER: a JSON patch of BEFORE (gpus: type → GPUs to add or remove; "
+        "add_jobs; remove_jobs; weights: job id → weight).",
+    )
+    _model_options(command)
+    _limits(command)
+    command.add_argument(
+        "--format",
+        dest="output_format",
+        choices=("table", "json"),
+        help="table (default on a terminal) or json (default when piped).",
+    )
 
 
 def _solve(command: argparse.ArgumentParser) -> None:
@@ -70,10 +91,13 @@ def _solve(command: argparse.ArgumentParser) -> None:
         help="table (default on a terminal) or json (default when piped).",
     )
     command.add_argument("--output", type=Path, help="Write the JSON result to this file.")
+    _limits(command)
     command.add_argument(
-        "--time-limit", type=float, help="Seconds for the whole solve (every model shares them)."
+        "--explain",
+        action="store_true",
+        help="Add the explanation: binding GPU types, shadow prices, and why each job has what "
+        "it has (a `why` column in the table).",
     )
-    command.add_argument("--mip-gap", type=float, help="Relative MILP gap.")
     command.add_argument(
         "--contention-csv",
         type=Path,
@@ -84,6 +108,13 @@ def _solve(command: argparse.ArgumentParser) -> None:
     command.add_argument("--export", type=Path, help=argparse.SUPPRESS)
     command.add_argument("--schema", action="store_true", help=argparse.SUPPRESS)
     command.add_argument("--list-policies", action="store_true", help=argparse.SUPPRESS)
+
+
+def _limits(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--time-limit", type=float, help="Seconds for the whole solve (every model shares them)."
+    )
+    command.add_argument("--mip-gap", type=float, help="Relative MILP gap.")
 
 
 def _model_options(command: argparse.ArgumentParser) -> None:

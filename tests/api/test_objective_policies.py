@@ -14,7 +14,7 @@ from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
 
 NEW = {
     "makespan": set(),
-    "finish_time_fairness": set(),
+    "finish_time_fairness": {"isolated_share"},
     "max_total_throughput": {"normalized"},
     "throughput_per_dollar": {"gang_price"},
     "min_cost_slo": {"maximize"},
@@ -30,7 +30,11 @@ def test_policies_are_listed_with_their_options() -> None:
         assert name in listed
         assert set(listed[name]["options"].get("properties", {})) == options
     assert listed["min_cost_slo"]["problem_class"] == "MILP"
-    assert listed["fifo"]["options"]["properties"]["mode"]["enum"] == ["strict", "backfill"]
+    assert listed["fifo"]["options"]["properties"]["mode"]["enum"] == [
+        "strict",
+        "backfill",
+        "gavel",
+    ]
 
 
 def test_solve_by_name_over_http() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from solver import SolveResult
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.case import Case
 
@@ -52,6 +55,32 @@ UNPLACEABLE = {
     ],
 }
 
+# Gavel's heterogeneity-agnostic baseline (FORMULATIONS §1): k80 × 1, v100 × 1; a runs on both,
+# b and c only on v100. Usable types (the default): prop_a = 1, prop_b = prop_c = 1/2, so a on the
+# k80 and b, c with half of the v100 each give every share 1. Gavel's (T := 1 on every type,
+# prop = 1): u_j = Σ_k X_jk, three jobs on two GPUs, t = 2/3, and the k80 time a cannot take
+# (it has 2/3 of its time in all) is credited to b or c, which make no progress there.
+AGNOSTIC = {
+    "gpu_types": [{"name": "k80", "count": 1}, {"name": "v100", "count": 1}],
+    "jobs": [
+        {"id": "a", "throughput": {"k80": 1.0, "v100": 1.0}},
+        {"id": "b", "throughput": {"v100": 1.0}},
+        {"id": "c", "throughput": {"v100": 1.0}},
+    ],
+}
+
+
+def _gavel_agnostic(result: SolveResult) -> None:
+    shares = [j.normalized_share for j in result.jobs]
+    assert shares == pytest.approx([2 / 3] * 3, rel=1e-6)
+    credited = sum(result.job(j).allocation.get("k80", 0.0) for j in "bc")
+    assert credited >= 1 / 3 - 1e-6
+    # Progress is measured: b and c move only on the v100.
+    for j in "bc":
+        job = result.job(j)
+        assert job.effective_throughput == pytest.approx(job.allocation.get("v100", 0.0), abs=1e-9)
+
+
 CASES = [
     Case(
         "max-min 2 jobs × 2 types", "max_min_fairness", TWO_BY_TWO, 1.0, check=_feasible(TWO_BY_TWO)
@@ -70,6 +99,22 @@ CASES = [
         UNPLACEABLE,
         1.0,
         check=_feasible(UNPLACEABLE),
+    ),
+    Case(
+        "max-min agnostic, usable types",
+        "max_min_fairness",
+        AGNOSTIC,
+        1.0,
+        options={"heterogeneity_aware": False},
+        check=_feasible(AGNOSTIC),
+    ),
+    Case(
+        "max-min agnostic, Gavel's definition",
+        "max_min_fairness",
+        AGNOSTIC,
+        2 / 3,
+        options={"heterogeneity_aware": False, "agnostic_definition": "gavel"},
+        check=_gavel_agnostic,
     ),
     # Agnostic: T := 1 wherever a job runs, prop = 1; two GPUs for two jobs give u = 1 each.
     Case(

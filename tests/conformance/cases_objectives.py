@@ -105,6 +105,37 @@ FIFO = {
 }
 
 
+# k80 × 2, v100 × 1, arrivals in id order. j1 → v100. j2 runs only on v100, now full: strict
+# stops there (1 running); Gavel's rule sees 2 free k80s, where j2 makes no progress, so j2 waits
+# and the queue goes on: j3 → k80 (1 left). j4 (gang of 2) finds no type with 2 free GPUs: the
+# queue stops, and j5, which would fit on the last k80, waits behind it (2 running); backfill
+# starts j3 and j5 (3 running).
+FIFO_GAVEL = {
+    "gpu_types": [{"name": "k80", "count": 2}, {"name": "v100", "count": 1}],
+    "jobs": [
+        {"id": "j1", "arrival_time": 0, "throughput": {"k80": 1, "v100": 3}},
+        {"id": "j2", "arrival_time": 1, "throughput": {"v100": 2}},
+        {"id": "j3", "arrival_time": 2, "throughput": {"k80": 1}},
+        {"id": "j4", "arrival_time": 3, "scale_factor": 2, "throughput": {"k80": 1, "v100": 2}},
+        {"id": "j5", "arrival_time": 4, "throughput": {"k80": 1}},
+    ],
+}
+
+# Gavel's isolated share (FORMULATIONS §3): k80 × 2, v100 × 2, new jobs with 100 steps, so
+# ρ_j = iso_j / eff_j. Usable types only: a gets 1/2 of each (iso 1.5), b all of v100 (iso 4),
+# and b cannot beat eff 4: ρ* = 1 (the isolated share itself is optimal: no LP, so the case is
+# a unit test). Gavel's: N_k s_min / (C s_j) = 1/2 of every type for both,
+# k80 included where b makes no progress: iso_b = 2, and a and b both on v100 give
+# ρ = max(1.5/2, 2/4) = 0.75.
+FTF_ISOLATED = {
+    "gpu_types": [{"name": "k80", "count": 2}, {"name": "v100", "count": 2}],
+    "jobs": [
+        {"id": "a", "throughput": {"k80": 1, "v100": 2}, "steps_remaining": 100},
+        {"id": "b", "throughput": {"v100": 4}, "steps_remaining": 100},
+    ],
+}
+
+
 def _slo_missed(names: list[str], snapshot: dict[str, Any]) -> Any:
     def check(result: SolveResult) -> None:
         assert_feasible_allocation(result, snapshot)
@@ -158,4 +189,29 @@ CASES = [
     ),
     Case("fifo strict", "fifo", FIFO, 2.0, check=_feasible(FIFO)),
     Case("fifo backfill", "fifo", FIFO, 3.0, options={"mode": "backfill"}, check=_feasible(FIFO)),
+    Case("fifo strict, Gavel's queue", "fifo", FIFO_GAVEL, 1.0, check=_feasible(FIFO_GAVEL)),
+    Case(
+        "fifo gavel",
+        "fifo",
+        FIFO_GAVEL,
+        2.0,
+        options={"mode": "gavel"},
+        check=_feasible(FIFO_GAVEL),
+    ),
+    Case(
+        "fifo backfill, Gavel's queue",
+        "fifo",
+        FIFO_GAVEL,
+        3.0,
+        options={"mode": "backfill"},
+        check=_feasible(FIFO_GAVEL),
+    ),
+    Case(
+        "finish-time fairness, Gavel's isolated share",
+        "finish_time_fairness",
+        FTF_ISOLATED,
+        0.75,
+        options={"isolated_share": "gavel"},
+        check=_feasible(FTF_ISOLATED),
+    ),
 ]

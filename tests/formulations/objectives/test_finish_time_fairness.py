@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
-from tests.conformance.cases_objectives import FTF
+from tests.conformance.cases_objectives import FTF, FTF_ISOLATED
 from tests.formulations.fairness.lp_oracle import Cluster, bisect, random_snapshot
 
 # One GPU, two new jobs with 1 step at 1 step/s: m = 2, x_iso = 1/2, iso = 1/2, D = 2. ρ_j =
@@ -159,3 +159,33 @@ def test_jobs_far_past_their_isolated_finish_have_rho_near_1e3(seed: int) -> Non
     assert result.objective == pytest.approx(_rho_by_work_fractions(snapshot), rel=1e-6)
     x = assert_feasible_allocation(result, snapshot)
     assert x.sum() > 0
+
+
+@pytest.mark.parametrize(("isolated_share", "rho"), [("usable", 1.0), ("gavel", 0.75)])
+def test_isolated_share_definitions_hand_solved(isolated_share: str, rho: float) -> None:
+    """FTF_ISOLATED's derivation: Gavel's isolated share credits b half of the k80s, where it
+    makes no progress, so b's isolated throughput halves and so does its ρ."""
+    result = solve(
+        FTF_ISOLATED, policy="finish_time_fairness", options={"isolated_share": isolated_share}
+    )
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(rho, rel=1e-7)
+    assert_feasible_allocation(result, FTF_ISOLATED)
+    if isolated_share == "gavel":
+        assert result.job("a").allocation == pytest.approx({"v100": 1.0}, rel=1e-7)
+        assert result.job("b").metrics["rho"] <= 0.75 * (1 + 1e-7)
+
+
+def test_gavel_isolated_share_does_not_depend_on_the_number_of_jobs() -> None:
+    """(N_k/m)/s_j with every row divided by the largest row sum leaves N_k s_min / (C s_j):
+    a third job (a gang of 2) changes nobody's isolated throughput, only the competition."""
+    three = {**FTF_ISOLATED, "jobs": [*FTF_ISOLATED["jobs"]]}
+    three["jobs"].append(
+        {"id": "c", "scale_factor": 2, "throughput": {"v100": 4}, "steps_remaining": 100}
+    )
+    result = solve(three, policy="finish_time_fairness", options={"isolated_share": "gavel"})
+    assert result.status is Status.OPTIMAL
+    # iso = (1.5, 2, 1): ρ_j = iso_j / eff_j; c's isolated share is a quarter of each type.
+    rho = {j.id: j.metrics["rho"] for j in result.jobs}
+    eff = {j.id: j.effective_throughput for j in result.jobs}
+    assert rho == pytest.approx({"a": 1.5 / eff["a"], "b": 2 / eff["b"], "c": 1 / eff["c"]})

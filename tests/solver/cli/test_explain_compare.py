@@ -1,0 +1,96 @@
+"""`solve --explain` (the explanation in JSON, a `why` column in the table) and `solve compare`
+(two snapshots or a patch; bad input is one line and exit code 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli_runner import invoke
+
+# a and b share one v100 (0.5 each); c runs all of its time on k80; `wide` fits nowhere.
+SNAPSHOT: dict[str, Any] = {
+    "gpu_types": [{"name": "v100", "count": 1}, {"name": "k80", "count": 3}],
+    "jobs": [
+        {"id": "a", "throughput": {"v100": 1}},
+        {"id": "b", "throughput": {"v100": 1}},
+        {"id": "c", "throughput": {"k80": 1}},
+        {"id": "wide", "throughput": {"v100": 1}, "scale_factor": 4},
+    ],
+}
+
+
+def write(tmp_path: Path, name: str, data: Any) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_explain_adds_the_block_to_json(tmp_path: Path) -> None:
+    ran = invoke([write(tmp_path, "s.json", SNAPSHOT), "--explain", "--format", "json"])
+    assert ran.exit_code == 0, ran.stderr
+    explanation = json.loads(ran.stdout)["explanation"]
+    codes = {j["id"]: j["code"] for j in explanation["jobs"]}
+    assert codes == {
+        "a": "capacity",
+        "b": "capacity",
+        "c": "full_time",
+        "wide": "gang_does_not_fit",
+    }
+    plain = invoke([write(tmp_path, "s.json", SNAPSHOT), "--format", "json"])
+    assert "explanation" not in json.loads(plain.stdout)
+
+
+def test_the_table_gets_a_why_column_only_with_explain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "220")  # a wide terminal: no cell wraps
+    path = write(tmp_path, "s.json", SNAPSHOT)
+    explained = invoke([path, "--explain", "--format", "table"])
+    assert explained.exit_code == 0, explained.stderr
+    assert "why" in explained.stdout and "runs all of its time" in explained.stdout
+    assert "v100: binding, shadow price 4" in explained.stdout
+    plain = invoke([path, "--format", "table"])
+    assert "runs all of its time" not in plain.stdout
+
+
+def test_compare_with_a_patch(tmp_path: Path) -> None:
+    before = write(tmp_path, "before.json", SNAPSHOT)
+    patch = write(tmp_path, "patch.json", {"gpus": {"v100": 1}})
+    ran = invoke(["compare", before, "--patch", patch, "--format", "json"])
+    assert ran.exit_code == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    first = answer["jobs"][0]
+    assert first["allocation_delta"] == {"v100": pytest.approx(0.5)}
+    assert answer["unchanged"] == 1  # `wide` still fits nowhere
+    table = invoke(["compare", before, "--patch", patch, "--format", "table"])
+    assert "advisory" in table.stdout
+
+
+def test_compare_two_snapshots(tmp_path: Path) -> None:
+    after = {**SNAPSHOT, "jobs": SNAPSHOT["jobs"][1:]}
+    ran = invoke(["compare", write(tmp_path, "a.json", SNAPSHOT), write(tmp_path, "b.json", after)])
+    assert ran.exit_code == 0, ran.stderr
+    changes = {j["id"]: j["change"] for j in json.loads(ran.stdout)["jobs"]}
+    assert changes["a"] == "removed" and changes["b"] == "both"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "give AFTER or --patch"),
+        (["--patch", "PATCH"], "patch.gpus.v100: leaves -2 GPUs"),
+        (["--patch", "MISSING"], "cannot read"),
+    ],
+)
+def test_compare_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    patch = write(tmp_path, "patch.json", {"gpus": {"v100": -3}})
+    args = [a.replace("PATCH", patch).replace("MISSING", str(tmp_path / "no.json")) for a in extra]
+    ran = invoke(["compare", write(tmp_path, "s.json", SNAPSHOT), *args])
+    assert ran.exit_code == 2
+    assert message in ran.stderr and ran.stderr.count("\n") == 1
