@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,20 @@ def cases() -> list[Case]:
                     runner=lambda case, j=jobs, b=backend, s=solver: run_milp(case, j, b, s),
                 )
             )
+    # The instance as `deadline_admission` solves it, on the default backend without a time
+    # limit: what a user of the default path waits.
+    for jobs in MILP_SIZES:
+        out.append(
+            Case(
+                GROUP,
+                "lease admission through deadline_admission, default backend",
+                lambda j=jobs: lease_snapshot(j),
+                "deadline_admission",
+                options={"time_limit": TIME_LIMIT, "mip_gap": 1e-4},
+                target_seconds=2.0 if jobs == MILP_SIZES[0] else None,
+                baseline={"time_limit": TIME_LIMIT, "mip_gap": 1e-4, "backend": "pulp"},
+            )
+        )
     # The same through `solve`, on real MILP policies: over-subscribed SLOs (two MILPs) and
     # DeepShare's 4 × 8 placement.
     for backend, solver in MILP_PAIRS:
@@ -116,13 +131,21 @@ def _pair(backend: str, solver: str | None) -> str:
     return backend if solver is None else f"{backend}/{solver}"
 
 
-def lease_admission(num_jobs: int, slots: int = 12, gpus: int = 32, seed: int = 3) -> Model:
-    """Chronus-style admission (§6): options i = (job, deadline) with GPUs r_i, leases L_i and
-    usable slots M_i; x_it binary for t < M_i, s_i binary.
+@dataclass(frozen=True)
+class LeaseInstance:
+    """Chronus-style options i = (job, deadline) with GPUs r_i, leases L_i, usable slots M_i
+    and values w_i (10/8/5 by option rank), on C GPUs of 8-GPU nodes."""
 
-    maximize Σ w_i s_i + Σ (r_i / C) x_i0  s.t.  Σ_t x_it = L_i s_i,  Σ_i r_i x_it ≤ C ∀t,
-    Σ_v s_(j,v) ≤ 1 per job.
-    """
+    job: np.ndarray
+    size: np.ndarray
+    leases: np.ndarray
+    usable: np.ndarray
+    value: np.ndarray
+    slots: int
+    gpus: int
+
+
+def lease_instance(num_jobs: int, slots: int = 12, gpus: int = 32, seed: int = 3) -> LeaseInstance:
     rng = np.random.default_rng(seed)
     per_job = rng.integers(1, 4, num_jobs)  # 1-3 deadline options
     job = np.repeat(np.arange(num_jobs), per_job)
@@ -131,7 +154,18 @@ def lease_admission(num_jobs: int, slots: int = 12, gpus: int = 32, seed: int = 
     leases = rng.integers(1, 5, num_jobs)[job]
     usable = np.minimum(slots, leases + rng.integers(0, 4, num_jobs)[job] + 2 * rank)
     value = np.array([10.0, 8.0, 5.0])[rank]
-    option, slot = np.nonzero(np.arange(slots)[None, :] < usable[:, None])
+    return LeaseInstance(job, size, leases, usable, value, slots, gpus)
+
+
+def lease_admission(num_jobs: int) -> Model:
+    """The paper's formulation of the instance: x_it binary for t < M_i per option, s_i binary.
+
+    maximize Σ w_i s_i + Σ (r_i / C) x_i0  s.t.  Σ_t x_it = L_i s_i,  Σ_i r_i x_it ≤ C ∀t,
+    Σ_v s_(j,v) ≤ 1 per job.
+    """
+    case = lease_instance(num_jobs)
+    job, size, leases, gpus = case.job, case.size, case.leases, case.gpus
+    option, slot = np.nonzero(np.arange(case.slots)[None, :] < case.usable[:, None])
     m = Model("lease_admission")
     x = m.add_variables("x", option.size, upper=1.0, integer=True)
     s = m.add_variables("s", job.size, upper=1.0, integer=True)
@@ -140,12 +174,45 @@ def lease_admission(num_jobs: int, slots: int = 12, gpus: int = 32, seed: int = 
     m.add_constraints(
         "leases", {x: per_option, s: -sp.diags(leases.astype(float))}, lower=0.0, upper=0.0
     )
-    per_slot = sp.csr_matrix((size[option], (slot, np.arange(option.size))), (slots, option.size))
+    per_slot = sp.csr_matrix(
+        (size[option], (slot, np.arange(option.size))), (case.slots, option.size)
+    )
     m.add_constraints("capacity", {x: per_slot}, upper=float(gpus))
     per_job_rows = sp.csr_matrix((np.ones(job.size), (job, np.arange(job.size))))
     m.add_constraints("one_option", {s: per_job_rows}, upper=1.0)
-    m.set_objective({s: value, x: np.where(slot == 0, size[option] / gpus, 0.0)}, Sense.MAXIMIZE)
+    m.set_objective(
+        {s: case.value, x: np.where(slot == 0, size[option] / gpus, 0.0)}, Sense.MAXIMIZE
+    )
     return m
+
+
+def lease_snapshot(num_jobs: int) -> dict[str, Any]:
+    """The same instance as a deadline snapshot (now = 0, 20-minute leases): what
+    `deadline_admission` solves with its own formulation (one slot set per job, energy rows,
+    σ applied after value). Its optimum is the paper model's less the σ term (≤ 1)."""
+    case = lease_instance(num_jobs)
+    lease = 1200.0
+    jobs = []
+    for j in range(num_jobs):
+        mine = np.flatnonzero(case.job == j)
+        jobs.append(
+            {
+                "id": f"j{j}",
+                "scale_factor": int(case.size[mine[0]]),
+                "remaining_time": lease * float(case.leases[mine[0]]),
+                "deadlines": [
+                    {"time": lease * float(case.usable[i]), "value": float(case.value[i])}
+                    for i in mine
+                ],
+            }
+        )
+    return {
+        "gpu_types": [{"name": "v100", "count": case.gpus}],
+        "nodes": [{"id": f"n{i}", "gpus": 8} for i in range(case.gpus // 8)],
+        "lease_seconds": lease,
+        "now": 0,
+        "jobs": jobs,
+    }
 
 
 def run_milp(case: Case, jobs: int, backend: str, solver: str | None) -> Row:

@@ -76,6 +76,11 @@ class SimConfig:
       solves in process
     - max_time: stop at this simulated time (seconds from the trace's start); None = until
       every job that can finish has finished
+    - call_seconds: in lease mode, how often the policy is asked (a caller that admits every
+      few minutes between lease boundaries); None = at every lease boundary
+    - entity_weights: entity → weight for hierarchical policies (1 for an entity not named)
+    - job_series: also record every running job's progress in every interval
+      (`SimulationResult.job_series`); off by default, as it grows with jobs × intervals
     """
 
     policy: str = "max_min_fairness"
@@ -84,16 +89,20 @@ class SimConfig:
     round_seconds: float = 360.0
     round_rule: str = "gavel"
     lease_seconds: float = 1200.0
+    call_seconds: float | None = None
     resolve: Resolve | None = None
     preemption_seconds: float = 0.0
     http: str | None = None
     max_time: float | None = None
     entity_weights: Mapping[str, float] = field(default_factory=dict)
     seed: int = 0
+    job_series: bool = False
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
             raise ValueError("round_seconds and lease_seconds must be positive")
+        if self.call_seconds is not None and not 0 < self.call_seconds <= self.lease_seconds:
+            raise ValueError("call_seconds must be positive and at most lease_seconds")
         if self.preemption_seconds < 0:
             raise ValueError("preemption_seconds must be ≥ 0")
         object.__setattr__(self, "mode", Mode(self.mode))
@@ -129,6 +138,7 @@ class SimConfig:
             "round_seconds": self.round_seconds,
             "round_rule": self.round_rule,
             "lease_seconds": self.lease_seconds,
+            "call_seconds": self.call_seconds,
             "resolve": str(self.resolve) if self.resolve else "default",
             "preemption_seconds": self.preemption_seconds,
             "http": self.http,

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from itertools import combinations, product
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from simulator.state import FloatArray, IntArray, JobTable
 
-FTF_POLICIES = frozenset({"finish_time_fairness", "ftf", "themis"})
+FTF_POLICIES = frozenset({"finish_time_fairness", "ftf", "themis", "finish_time_fairness_agnostic"})
 HIERARCHICAL = frozenset({"hierarchical", "hierarchical_fairness", "hierarchical_max_min_fairness"})
 #: The owner of jobs a trace leaves without one, under a hierarchical policy (which needs every
 #: job to name an entity): one entity, so the policy reduces to water filling among them.
@@ -97,6 +97,20 @@ def rounds_snapshot(
     return document
 
 
+def type_blind(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshot as a heterogeneity-agnostic policy sees it: every job at one throughput on
+    each GPU type it can use, Σ_k N_k T_jk / Σ_k N_k over those types (what it makes on an
+    average GPU of theirs), so time anywhere it runs looks alike."""
+    counts = {g["name"]: g["count"] for g in document["gpu_types"]}
+    jobs = []
+    for entry in document["jobs"]:
+        usable = entry["throughput"]
+        gpus = sum(counts[k] for k in usable)
+        mean = sum(counts[k] * t for k, t in usable.items()) / gpus if gpus else 0.0
+        jobs.append({**entry, "throughput": dict.fromkeys(usable, mean)})
+    return {**document, "jobs": jobs}
+
+
 def job_pairs(table: JobTable, jobs: IntArray) -> list[dict[str, Any]]:
     """Every pair of active jobs with equal scale factors whose classes the trace measured
     together, with each member's co-located throughput per type."""
@@ -122,12 +136,26 @@ def job_pairs(table: JobTable, jobs: IntArray) -> list[dict[str, Any]]:
     return pairs
 
 
+class Held(NamedTuple):
+    """A job that holds GPUs in the current lease: where, and until when."""
+
+    placement: Mapping[str, int]
+    until: float
+
+
 def lease_snapshot(
-    table: JobTable, jobs: IntArray, now: float, lease_seconds: float
+    table: JobTable,
+    jobs: IntArray,
+    now: float,
+    lease_seconds: float,
+    lease_start: float | None = None,
+    held: Mapping[int, Held] | None = None,
 ) -> dict[str, Any]:
-    """Deadline admission: GPU demand, remaining time at full speed, deadlines, and which jobs
-    an earlier answer guaranteed."""
+    """Deadline admission: GPU demand, remaining time at full speed, deadlines, which jobs an
+    earlier answer guaranteed, the lease grid's phase, and the GPUs jobs hold in this lease
+    (their remaining time then includes the restore cost they still pay)."""
     trace_jobs = table.trace.jobs
+    held = held or {}
     speed = table.thr[jobs].max(axis=1)
     left = (table.remaining[jobs] / np.maximum(speed, 1e-300)).tolist()
     entries = []
@@ -138,6 +166,10 @@ def lease_snapshot(
             "scale_factor": job.scale_factor,
             "remaining_time": left[position],
         }
+        if j in held:
+            entry["remaining_time"] += float(table.delay_left[j])
+            entry["placement"] = dict(held[j].placement)
+            entry["held_until"] = held[j].until
         if job.deadlines:
             entry["deadlines"] = [{"time": d.time, "value": d.value} for d in job.deadlines]
             entry["guaranteed"] = bool(table.guaranteed[j])
@@ -146,7 +178,10 @@ def lease_snapshot(
         elif not job.deadlines:
             entry["job_class"] = "best_effort"
         entries.append(entry)
-    return {**cluster_part(table), "jobs": entries, "now": now, "lease_seconds": lease_seconds}
+    document = {**cluster_part(table), "jobs": entries, "now": now, "lease_seconds": lease_seconds}
+    if lease_start is not None:
+        document["lease_start"] = lease_start
+    return document
 
 
 def placement_snapshot(

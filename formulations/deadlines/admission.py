@@ -55,7 +55,18 @@ class DeadlineOptions(PolicyOptions):
         "jobs wait, else +1. Applied after value: it never changes what is admitted.",
     )
     overhead_seconds: float = Field(
-        0.0, ge=0, description="Checkpoint/restore time lost per lease when estimating leases."
+        0.0,
+        ge=0,
+        description="Checkpoint/restore seconds lost per lease when counting leases, for jobs "
+        "that do not give their own `overhead_seconds`.",
+    )
+    safety_margin: float = Field(
+        0.0,
+        ge=0,
+        le=10,
+        description="Stretch remaining-time estimates by this share before counting leases "
+        "(the Chronus artifact uses 0.1): room for estimates that run long, at the price of "
+        "fewer guarantees.",
     )
     horizon_slots: int = Field(
         288, ge=1, le=10_000, description="Slots planned ahead; later deadlines count as this."
@@ -122,23 +133,27 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
 
 
 def run_now(problem: LeaseProblem, plan: LeasePlan, options: DeadlineOptions) -> LeaseRun:
-    """Guaranteed jobs due now on consolidated blocks, then the spare GPUs by SRGF."""
+    """Jobs holding GPUs stay; guaranteed jobs due now on consolidated blocks of what they
+    leave free; then the spare GPUs by SRGF."""
     g_node = problem.gpus_per_node
-    free = np.full(len(problem.node_ids), g_node, dtype=np.int64)
+    holdings = problem.holdings
+    free = holdings.free[0].copy() if len(holdings.free) else np.full(len(problem.node_ids), g_node)
+    placements = {j: dict(held) for j, held in holdings.nodes.items()}
+    mode = dict.fromkeys(placements, "held")
     due = np.flatnonzero(plan.slots[:, 0])
     blocks = place_consolidated(problem.reserve[due], free, g_node)
-    placements = {
-        int(j): shrink(b, int(problem.demand[j]), free) for j, b in zip(due, blocks, strict=True)
-    }
-    mode = dict.fromkeys(placements, "reserved")
+    for j, block in zip(due, blocks, strict=True):
+        placements[int(j)] = shrink(block, int(problem.demand[j]), free)
+        mode[int(j)] = "reserved"
     work = problem.remaining * problem.demand  # remaining GPU-time; inf when unknown
-    waiting = np.flatnonzero(~plan.admitted & (problem.leases > 0))
+    idle = problem.holdings.slots == 0
+    waiting = np.flatnonzero(~plan.admitted & (problem.leases > 0) & idle)
     order = waiting[np.lexsort((waiting, work[waiting]))]
     spare = fill(problem.demand, order, free, g_node, options.split_best_effort)
     placements.update(spare)
     mode.update(dict.fromkeys(spare, "spare"))
     if options.fill_guaranteed:
-        later = np.flatnonzero(plan.admitted & ~plan.slots[:, 0] & (problem.leases > 0))
+        later = np.flatnonzero(plan.admitted & ~plan.slots[:, 0] & (problem.leases > 0) & idle)
         order = later[np.lexsort((later, work[later]))]
         extra = fill(problem.demand, order, free, g_node, allow_split=False)
         placements.update(extra)
@@ -150,7 +165,11 @@ def run(
     snapshot: Snapshot, arrays: ClusterArrays, options: DeadlineOptions, ctx: SolveContext
 ) -> Outcome:
     problem = lease_problem(
-        snapshot, options.overhead_seconds, options.horizon_slots, arrays.throughput
+        snapshot,
+        options.overhead_seconds,
+        options.horizon_slots,
+        arrays.throughput,
+        options.safety_margin,
     )
     admission = admit(problem, options, ctx)
     admission.plan = shift(problem, admission.plan, admission.sigma)

@@ -124,8 +124,10 @@ def build(
     local = np.searchsorted(jobs, problem.row_job[rows])  # jobs is sorted
     reach = np.zeros(jobs.size, dtype=np.int64)
     np.maximum.at(reach, local, problem.row_slots[rows])
-    reach[problem.leases[jobs] == 0] = 0
-    x_owner, x_slot = spans(reach)
+    first = problem.first_slot[jobs]
+    reach = np.where(problem.leases[jobs] == 0, first, np.maximum(reach, first))
+    x_owner, x_offset = spans(reach - first)
+    x_slot = first[x_owner] + x_offset
     x_job = jobs[x_owner]
     ids = problem.job_ids
     model = Model("lease_admission")
@@ -157,10 +159,7 @@ def build(
     guaranteed = np.zeros(n) if soft_guarantees else problem.guaranteed[jobs].astype(float)
     choose = sp.csr_matrix((np.ones(ns), (local, np.arange(ns))), shape=(n, ns))
     model.add_constraints("choose", {s: choose}, lower=guaranteed, upper=1.0, coords=job_coords)
-    per_slot = (problem.reserve[x_job].astype(float), (x_slot, np.arange(nx)))
-    capacity = sp.csr_matrix(per_slot, shape=(problem.horizon, nx))
-    slots = (("slot", range(problem.horizon)),)
-    model.add_constraints("capacity", {x: capacity}, upper=float(problem.capacity), coords=slots)
+    _add_capacity_rows(model, problem, x, x_job, x_slot)
     model.set_objective({s: problem.row_value[rows]}, Sense.MAXIMIZE)
     cost = np.concatenate([np.zeros(nx), problem.row_value[rows]])
     return LeaseModel(model, x, s, x_job, x_slot, rows, problem.row_job[rows], cost)
@@ -177,11 +176,18 @@ def _add_deadline_rows(
     ids: list[str],
 ) -> None:
     """Σ_{t<M_i} x_{j,t} ≥ L_j s_i for options that end before the job's last usable slot."""
-    binding = np.flatnonzero(problem.row_slots[rows] < reach[local])
+    # A job with nothing left to run (a holder ending in its hold) has no slots to count.
+    binding = np.flatnonzero(
+        (problem.row_slots[rows] < reach[local]) & (problem.leases[problem.row_job[rows]] > 0)
+    )
     if binding.size == 0:
         return
-    first_x = np.cumsum(reach) - reach
-    owner, position = spans(problem.row_slots[rows[binding]])
+    # x columns of job `local` start at its first slot; the row counts slots first … M_i − 1.
+    first = problem.first_slot[problem.row_job[rows]]
+    lengths = np.zeros(reach.size, dtype=np.int64)
+    lengths[local] = reach[local] - first
+    first_x = np.cumsum(lengths) - lengths
+    owner, position = spans(problem.row_slots[rows[binding]] - first[binding])
     cols = first_x[local[binding]][owner] + position
     k = binding.size
     lhs_x = sp.csr_matrix((np.ones(cols.size), (owner, cols)), shape=(k, x.size))
@@ -199,9 +205,10 @@ def _add_deadline_rows(
 
 
 def _add_energy_rows(model: Model, problem: LeaseProblem, s: Block, rows: IntArray) -> None:
-    """Σ_i r_j clip(L_j − M_i + m, 0, L_j) s_i ≤ C m for each distinct deadline m: a job meeting
-    option i runs at least L_j − (M_i − m) of its leases before slot m. Implied by the slot rows
-    for integer points, but a knapsack in s alone, which the solver turns into cover cuts."""
+    """Σ_i r_j clip(L_j − M_i + m, 0, L_j) s_i ≤ Σ_{t<m} C_t for each distinct deadline m: a
+    job meeting option i runs at least L_j − (M_i − m) of its leases before slot m. Implied by
+    the slot rows for integer points, but a knapsack in s alone, which the solver turns into
+    cover cuts."""
     marks = np.unique(problem.row_slots[rows])
     marks = marks[marks > 0]
     if marks.size > MAX_ENERGY_ROWS:
@@ -212,9 +219,42 @@ def _add_energy_rows(model: Model, problem: LeaseProblem, s: Block, rows: IntArr
     need = problem.leases[problem.row_job[rows]][None, :]
     before = np.clip(need - problem.row_slots[rows][None, :] + marks[:, None], 0, need)
     coef = before * problem.reserve[problem.row_job[rows]][None, :]
+    room = np.concatenate([[0], np.cumsum(problem.level_caps[:, 0])])  # GPU-leases before m
     model.add_constraints(
         "energy",
         {s: sp.csr_matrix(coef.astype(float))},
-        upper=(problem.capacity * marks).astype(float),
+        upper=room[marks].astype(float),
         coords=(("slot", marks.tolist()),),
+    )
+
+
+def _add_capacity_rows(
+    model: Model, problem: LeaseProblem, x: Block, x_job: IntArray, x_slot: IntArray
+) -> None:
+    """Σ_j r_j x_{j,t} ≤ C_t per slot, and in slots with held GPUs one row per chain size s
+    that binds harder, Σ_{r_j ≥ s} r_j x_{j,t} ≤ s Σ_n ⌊f_n/s⌋ (`grid`): what the holders leave
+    free then still takes every reservation consolidated."""
+    nx = x.size
+    size = problem.reserve[x_job].astype(float)
+    per_slot = sp.csr_matrix((size, (x_slot, np.arange(nx))), shape=(problem.horizon, nx))
+    caps = problem.level_caps
+    model.add_constraints(
+        "capacity",
+        {x: per_slot},
+        upper=caps[:, 0].astype(float),
+        coords=(("slot", range(problem.horizon)),),
+    )
+    slot, level = np.nonzero(caps[:, 1:] < caps[:, :1])
+    if slot.size == 0:
+        return
+    level += 1
+    on = problem.reserve_levels[x_job][:, level].T & (x_slot[None, :] == slot[:, None])
+    r, c = np.nonzero(on)
+    model.add_constraints(
+        "capacity_level",
+        {x: sp.csr_matrix((size[c], (r, c)), shape=(slot.size, nx))},
+        upper=caps[slot, level].astype(float),
+        coords=(
+            ("slot_size", [f"{t}/{problem.ladder[k]}" for t, k in zip(slot, level, strict=True)]),
+        ),
     )

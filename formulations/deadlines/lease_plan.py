@@ -45,6 +45,23 @@ class LeasePlan:
         """GPUs reserved in each slot: Σ_j RU(g_j) x_{j,t}."""
         return (problem.reserve @ self.slots).astype(np.int64)
 
+    def room(self, problem: LeaseProblem) -> IntArray:
+        """(slot, chain size): what each level of each slot has left (`grid`); column 0 is
+        the slot's free GPUs."""
+        sized = problem.reserve[:, None] * problem.reserve_levels
+        return problem.level_caps - (self.slots.T.astype(np.int64) @ sized)
+
+
+def fits(room: IntArray, problem: LeaseProblem, j: int) -> NDArray[np.bool_]:
+    """Per slot (rows of `room`): whether job j's reservation fits at every level it counts."""
+    levels = problem.reserve_levels[j]
+    return np.asarray((room[:, levels] >= problem.reserve[j]).all(axis=1))
+
+
+def take(room: IntArray, problem: LeaseProblem, j: int, slots: IntArray, sign: int = 1) -> None:
+    """Reserve (sign 1) or release (−1) job j's GPUs in `slots` of `room`, in place."""
+    room[np.ix_(slots, np.flatnonzero(problem.reserve_levels[j]))] -= sign * problem.reserve[j]
+
 
 def plan_violations(problem: LeaseProblem, plan: LeasePlan) -> list[str]:
     """Every broken rule of a plan, in words (empty for a valid plan)."""
@@ -64,10 +81,16 @@ def plan_violations(problem: LeaseProblem, plan: LeasePlan) -> list[str]:
     out += [
         f"job {j}: slot {last[j] - 1} is past its deadline" for j in np.flatnonzero(last > limit)
     ]
-    used = plan.reserved_per_slot(problem)
+    early = np.arange(problem.horizon)[None, :] < problem.first_slot[:, None]
     out += [
-        f"slot {t}: {used[t]} GPUs reserved of {problem.capacity}"
-        for t in np.flatnonzero(used > problem.capacity)
+        f"job {j}: a slot before its first plannable one"
+        for j in np.flatnonzero((plan.slots & early).any(axis=1))
+    ]
+    room = plan.room(problem)
+    out += [
+        f"slot {t}: reservations of ≥ {problem.ladder[k]} GPUs exceed the "
+        f"{problem.level_caps[t, k]} that fit"
+        for t, k in zip(*np.nonzero(room < 0), strict=True)
     ]
     return out
 
@@ -94,14 +117,16 @@ def pack(
     slots with the highest `slot_score[j, t]` that have room (latest first on ties, or when no
     score is given). Returns the plan and the guaranteed jobs left out."""
     plan = LeasePlan.empty(problem)
-    free = np.full(problem.horizon, problem.capacity, dtype=np.int64)
+    free = problem.level_caps.copy()
     broken: list[int] = []
     for j in order:
         rows = problem.rows_of(j)
         rows = rows[problem.row_feasible[rows]]
-        need, size = int(problem.leases[j]), int(problem.reserve[j])
+        need, first = int(problem.leases[j]), int(problem.first_slot[j])
+        open_slots = np.flatnonzero(fits(free, problem, j))
+        open_slots = open_slots[open_slots >= first]
         for i in rows[np.argsort(option_rank[rows])]:
-            room = np.flatnonzero(free[: problem.row_slots[i]] >= size)
+            room = open_slots[open_slots < problem.row_slots[i]]
             if room.size < need:
                 continue
             if slot_score is None:
@@ -110,7 +135,7 @@ def pack(
                 slots = room[np.lexsort((-room, -slot_score[j, room]))][:need]
             plan.row[j] = i
             plan.slots[j, slots] = True
-            free[slots] -= size
+            take(free, problem, j, slots)
             break
         else:
             if problem.guaranteed[j]:
@@ -132,7 +157,7 @@ def _order(problem: LeaseProblem, jobs: IntArray, by_density: bool) -> IntArray:
     latest = np.zeros(problem.num_jobs, dtype=np.int64)
     ok = problem.row_feasible
     np.maximum.at(latest, problem.row_job[ok], problem.row_slots[ok])
-    slack = latest - problem.leases
+    slack = latest - problem.first_slot - problem.leases
     size = problem.reserve
     best_value = best_value_per_job(problem)
     kept = jobs[problem.guaranteed[jobs]]
@@ -153,23 +178,26 @@ def shift(problem: LeaseProblem, plan: LeasePlan, sigma: int) -> LeasePlan:
     if sigma == 0 or not plan.admitted.any():
         return plan
     plan = LeasePlan(plan.row.copy(), plan.slots.copy())
-    free = problem.capacity - plan.reserved_per_slot(problem)
+    room = plan.room(problem)
     limit = np.where(plan.admitted, problem.row_slots[np.maximum(plan.row, 0)], 0)
     size = problem.reserve
     if sigma > 0:
-        movable = np.flatnonzero(plan.slots.any(axis=1) & ~plan.slots[:, 0])
+        movable = np.flatnonzero(
+            plan.slots.any(axis=1) & ~plan.slots[:, 0] & (problem.first_slot == 0)
+        )
         for j in movable[np.lexsort((-size[movable], limit[movable]))]:
-            if size[j] <= free[0]:
+            if fits(room[:1], problem, j)[0]:
                 last = problem.horizon - 1 - int(np.argmax(plan.slots[j, ::-1]))
                 plan.slots[j, last], plan.slots[j, 0] = False, True
-                free[last] += size[j]
-                free[0] -= size[j]
+                take(room, problem, j, np.array([last]), sign=-1)
+                take(room, problem, j, np.array([0]))
         return plan
     movable = np.flatnonzero(plan.slots[:, 0])
     for j in movable[np.lexsort((-limit[movable], -size[movable]))]:
-        room = np.flatnonzero((free[1 : limit[j]] >= size[j]) & ~plan.slots[j, 1 : limit[j]]) + 1
-        if room.size:
-            plan.slots[j, 0], plan.slots[j, room[-1]] = False, True
-            free[0] += size[j]
-            free[room[-1]] -= size[j]
+        later = np.arange(1, limit[j])
+        later = later[fits(room[later], problem, j) & ~plan.slots[j, later]]
+        if later.size:
+            plan.slots[j, 0], plan.slots[j, later[-1]] = False, True
+            take(room, problem, j, np.array([0]), sign=-1)
+            take(room, problem, j, later[-1:])
     return plan

@@ -1,9 +1,12 @@
 """A deadline snapshot as lease arrays (FORMULATIONS §6): slots, GPU sizes, leases, options.
 
-Slot t is the lease [now + tℓ, now + (t+1)ℓ). A job of demand g reserves RU(g) GPUs (rounded up
-to a size that packs consolidated), needs L = ⌈E / (ℓ − overhead)⌉ leases for E seconds of
-remaining work, and option v of it is met when all its leases lie in the first
-M = ⌊(deadline − now)/ℓ⌋ slots. Everything the policy needs beyond pydantic objects is here.
+Slot t is the lease [lease_start + tℓ, lease_start + (t+1)ℓ) on the caller's fixed grid
+(`grid`). A job of demand g reserves RU(g) GPUs (rounded up to a size that packs consolidated),
+needs L leases of work for its remaining estimate (`grid.count_work`: overhead per lease, the
+safety margin, what a held lease still does), may be planned from its first slot on (1 when
+the rest of the current lease is not worth a lease to it, past its hold when it holds GPUs), and
+option v of it is met when all its leases lie in the first M = ⌊(deadline − lease_start)/ℓ⌋
+slots. Everything the policy needs beyond pydantic objects is here.
 """
 
 from __future__ import annotations
@@ -14,6 +17,14 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from formulations.deadlines.grid import (
+    ROUNDING,
+    Holdings,
+    count_work,
+    level_capacity,
+    read_holdings,
+    size_ladder,
+)
 from solver.errors import FieldError, InputError
 from solver.snapshot import Snapshot
 from solver.snapshot.deadlines import JobClass
@@ -25,18 +36,7 @@ IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-#: Slack on ⌈E/ℓ⌉ and ⌊(d − now)/ℓ⌋ so that 3600 s / 1200 s is 3 leases, not 4.
-ROUNDING = 1e-9
-
-
-def size_ladder(gpus_per_node: int) -> IntArray:
-    """Sizes below a node that pack consolidated: powers of two dividing G, then G itself."""
-    sizes = [1]
-    while gpus_per_node % (sizes[-1] * 2) == 0:
-        sizes.append(sizes[-1] * 2)
-    if sizes[-1] != gpus_per_node:
-        sizes.append(gpus_per_node)
-    return np.array(sizes, dtype=np.int64)
+__all__ = ["ROUNDING", "LeaseProblem", "lease_problem", "round_up", "size_ladder"]
 
 
 def round_up(gpus: IntArray, gpus_per_node: int) -> IntArray:
@@ -60,11 +60,15 @@ class LeaseProblem:
     gpu_column: int  # the nodes' GPU type, as a column of the allocation matrix
     lease: float
     now: float
+    lease_start: float  # start of slot 0, the current lease (≤ now)
     horizon: int  # slots planned: 0 … horizon − 1
     demand: IntArray  # g_j
     reserve: IntArray  # RU(g_j)
     remaining: FloatArray  # E_j seconds (inf: unknown, best-effort only)
     leases: IntArray  # L_j
+    first_slot: IntArray  # the first slot j may be planned in
+    done_by: FloatArray  # a holder that ends within its hold: when (NaN otherwise)
+    holdings: Holdings
     kind: list[JobClass]
     guaranteed: BoolArray
     row_job: IntArray  # job of each deadline option row
@@ -82,14 +86,36 @@ class LeaseProblem:
         return int(self.demand.size)
 
     @cached_property
+    def ladder(self) -> IntArray:
+        return size_ladder(self.gpus_per_node)
+
+    @cached_property
+    def level_caps(self) -> IntArray:
+        """(slot, chain size): the GPUs reservations of at least that size may take in the slot
+        (`grid`); column 0 is the slot's plain capacity."""
+        caps = np.full((self.horizon, self.ladder.size), self.capacity, dtype=np.int64)
+        held = self.holdings.free[: self.horizon]
+        caps[: len(held)] = level_capacity(held, self.ladder)
+        return caps
+
+    @cached_property
+    def reserve_levels(self) -> BoolArray:
+        """(job, chain size): the job's reservation counts at that level (r_j ≥ s)."""
+        return self.reserve[:, None] >= self.ladder[None, :]
+
+    @cached_property
     def row_slots(self) -> IntArray:
         """M_i capped at the horizon: a plan never reaches beyond it."""
         return np.clip(self.row_slots_raw, 0, self.horizon)
 
     @cached_property
     def row_feasible(self) -> BoolArray:
-        """The option can be met on an otherwise empty cluster."""
-        return self.row_slots >= self.leases[self.row_job]
+        """The option can be met on an otherwise empty cluster (holders stay where they are); a
+        holder that ends within its hold meets exactly the deadlines from its end on."""
+        job = self.row_job
+        fits = self.row_slots - self.first_slot[job] >= self.leases[job]
+        ends = np.isfinite(self.done_by[job])
+        return np.where(ends, self.row_time >= self.done_by[job], fits)
 
     @cached_property
     def is_slo(self) -> BoolArray:
@@ -100,42 +126,45 @@ class LeaseProblem:
 
 
 def lease_problem(
-    snapshot: Snapshot, overhead: float, horizon_slots: int, throughput: FloatArray
+    snapshot: Snapshot,
+    overhead: float,
+    horizon_slots: int,
+    throughput: FloatArray,
+    margin: float = 0.0,
 ) -> LeaseProblem:
     """Read and check what the deadline policy needs; raises `InputError` naming the field."""
     nodes, column, gpus_per_node = _cluster(snapshot)
     lease = _lease(snapshot, overhead)
     now = snapshot.now or 0.0
+    start = snapshot.lease_start if snapshot.lease_start is not None else now
     demand = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
-    capacity = gpus_per_node * len(nodes)
-    errors = [
-        FieldError(
-            ("snapshot", "jobs", int(j), "scale_factor"),
-            f"demand of {int(demand[j])} GPUs exceeds the cluster's {capacity}",
-            "too_large",
-        )
-        for j in np.flatnonzero(demand > capacity)
-    ]
     kinds = [job_class(job) for job in snapshot.jobs]
+    errors = _too_large(demand, gpus_per_node * len(nodes))
     remaining = _remaining_time(snapshot, kinds, throughput[:, column], errors)
+    per_job = _overheads(snapshot, overhead, lease, errors)
     if errors:
         raise InputError(errors)
-    leases = np.ceil(remaining / (lease - overhead) - ROUNDING)
-    leases = np.where(np.isfinite(leases), np.maximum(leases, 0), np.iinfo(np.int32).max)
+    node_ids = [n.id for n in nodes]
+    holdings = read_holdings(snapshot, node_ids, gpus_per_node, start, lease)
+    work = count_work(remaining, per_job, margin, holdings, now, start, lease)
     row_job, row_option, row_time, row_value = _option_rows(snapshot)
-    raw = np.floor((row_time - now) / lease + ROUNDING).astype(np.int64)
+    raw = np.floor((row_time - start) / lease + ROUNDING).astype(np.int64)
     return LeaseProblem(
         job_ids=[job.id for job in snapshot.jobs],
-        node_ids=[n.id for n in nodes],
+        node_ids=node_ids,
         gpus_per_node=gpus_per_node,
         gpu_column=column,
         lease=lease,
         now=now,
+        lease_start=start,
         horizon=int(min(horizon_slots, max(1, int(raw.max(initial=1))))),
         demand=demand,
         reserve=round_up(demand, gpus_per_node),
         remaining=remaining,
-        leases=leases.astype(np.int64),
+        leases=work.leases,
+        first_slot=work.first_slot,
+        done_by=work.done_by,
+        holdings=holdings,
         kind=kinds,
         guaranteed=np.array([job.guaranteed for job in snapshot.jobs], dtype=bool),
         row_job=row_job,
@@ -144,6 +173,38 @@ def lease_problem(
         row_value=row_value,
         row_slots_raw=raw,
     )
+
+
+def _too_large(demand: IntArray, capacity: int) -> list[FieldError]:
+    return [
+        FieldError(
+            ("snapshot", "jobs", int(j), "scale_factor"),
+            f"demand of {int(demand[j])} GPUs exceeds the cluster's {capacity}",
+            "too_large",
+        )
+        for j in np.flatnonzero(demand > capacity)
+    ]
+
+
+def _overheads(
+    snapshot: Snapshot, default: float, lease: float, errors: list[FieldError]
+) -> FloatArray:
+    """o_j: the job's own overhead, else the option's; each must leave some of a lease."""
+    out = np.full(len(snapshot.jobs), default)
+    for j, job in enumerate(snapshot.jobs):
+        if job.overhead_seconds is None:
+            continue
+        out[j] = job.overhead_seconds
+        if job.overhead_seconds >= lease:
+            errors.append(
+                FieldError(
+                    ("snapshot", "jobs", j, "overhead_seconds"),
+                    f"the per-lease overhead {job.overhead_seconds:g} s must be shorter than "
+                    f"the lease {lease:g} s",
+                    "too_large",
+                )
+            )
+    return out
 
 
 def _lease(snapshot: Snapshot, overhead: float) -> float:

@@ -21,6 +21,14 @@ def _cannot_fit(problem: LeaseProblem, j: int) -> str:
     rows = problem.rows_of(j)
     latest = int(problem.row_slots_raw[rows].max())
     need = int(problem.leases[j])
+    if np.isfinite(problem.done_by[j]):
+        return f"ends at {problem.done_by[j]:g} in the lease it holds, after every deadline"
+    first = int(problem.first_slot[j])
+    if first > 0 and latest >= need:
+        return (
+            f"needs {need} leases of {problem.lease:g} s from slot {first} on (what is left of "
+            f"the current lease or its hold comes first) but the latest deadline leaves {latest}"
+        )
     if latest <= 0:
         return "every deadline is less than one lease away"
     if need > problem.horizon and latest > problem.horizon:
@@ -57,10 +65,10 @@ def reasons(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
         if j in out:
             continue
         slo, running = bool(problem.is_slo[j]), j in lease.placements
-        if problem.leases[j] == 0:
-            out[j] = "nothing left to run"
-        elif slo and not plan.admitted[j] and not has_option[j]:
+        if slo and not plan.admitted[j] and not has_option[j]:
             out[j] = f"not guaranteed: cannot finish before any deadline: {_cannot_fit(problem, j)}"
+        elif problem.leases[j] == 0:
+            out[j] = "nothing left to run"
         elif slo and not plan.admitted[j]:
             out[j] = (
                 f"not guaranteed: displaced by higher value (no room for {problem.leases[j]} "
@@ -134,6 +142,8 @@ def summary(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
         "nodes": len(problem.node_ids),
         "gpus_per_node": problem.gpus_per_node,
         "lease_seconds": problem.lease,
+        "lease_start": problem.lease_start,
+        "held_gpus": int(sum(sum(p.values()) for p in problem.holdings.nodes.values())),
         "slots": problem.horizon,
         "sigma": admission.sigma,
         "admission": "greedy fallback" if admission.status is Status.FALLBACK else "milp",

@@ -9,6 +9,8 @@ CS(target | co-runner) for two configurations (class, total GPUs, nodes spanned)
 3. `class_default` — the table's default for the class pair;
 4. `default` — 1.0 (no contention known).
 
+A table's `max_cs` then caps the value (DeepShare's simulator: CS ≤ 1/0.35), keeping its source.
+
 Under DeepShare's model (`scope="multi_node"`) a job on a single node keeps its traffic inside the
 node: it neither suffers nor causes network contention (`single_node`, CS = 1).
 """
@@ -43,6 +45,7 @@ class Lookup:
     cs: float
     source: Source
     entry: str | None = None
+    capped: bool = False  # the table's `max_cs` lowered the value found
 
 
 class ContentionLookup:
@@ -50,6 +53,7 @@ class ContentionLookup:
 
     def __init__(self, table: ContentionTable | None, scope: str = "multi_node") -> None:
         self.scope = scope
+        self.cap = table.max_cs if table is not None else None
         self._exact: dict[tuple[Config, Config], float] = {}
         pairs: dict[tuple[str, str], list[tuple[int, int, int, int, float]]] = defaultdict(list)
         self._class: dict[tuple[str, str], float] = {}
@@ -66,6 +70,12 @@ class ContentionLookup:
         self._raw = dict(pairs)
 
     def __call__(self, target: Config, co_runner: Config) -> Lookup:
+        found = self._find(target, co_runner)
+        if self.cap is not None and found.cs > self.cap:
+            return Lookup(self.cap, found.source, found.entry, capped=True)
+        return found
+
+    def _find(self, target: Config, co_runner: Config) -> Lookup:
         if self.scope == "multi_node" and (target[2] <= 1 or co_runner[2] <= 1):
             return Lookup(1.0, Source.SINGLE_NODE)
         if target[0] is None or co_runner[0] is None:

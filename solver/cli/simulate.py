@@ -79,6 +79,7 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
             round_seconds=args.round_seconds,
             round_rule=args.round_rule,
             lease_seconds=args.lease_seconds,
+            call_seconds=args.call_seconds,
             resolve=Resolve.parse(args.resolve) if args.resolve else None,
             preemption_seconds=args.preemption_seconds,
             http=args.http,

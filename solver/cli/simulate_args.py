@@ -73,6 +73,11 @@ def _timing(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--lease-seconds", type=float, default=1200.0, help="Lease length.")
     command.add_argument(
+        "--call-seconds",
+        type=float,
+        help="Leases mode: ask the policy this often (default: at every lease boundary).",
+    )
+    command.add_argument(
         "--resolve",
         help="When to re-solve: arrivals,completions,every:N (default: arrivals,completions "
         "for policies, every round for baselines).",

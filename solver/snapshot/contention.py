@@ -57,3 +57,8 @@ class ContentionTable(Strict):
 
     entries: list[ContentionEntry] = Field(default_factory=list)
     class_defaults: list[ClassDefault] = Field(default_factory=list)
+    max_cs: _Sensitivity | None = Field(
+        default=None,
+        description="Cap on every sensitivity the table gives (DeepShare's simulator floors "
+        "the throughput ratio at 0.35: CS ≤ 1/0.35 ≈ 2.86). Default: no cap.",
+    )

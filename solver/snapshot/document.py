@@ -37,6 +37,12 @@ class Snapshot(Strict):
     now: Finite | None = Field(
         default=None, description="Current time in seconds, the clock of job deadlines."
     )
+    lease_start: Finite | None = Field(
+        default=None,
+        description="When the current lease started (deadline policies): leases follow one "
+        "fixed grid, slot 0 being [lease_start, lease_start + lease_seconds), of which what "
+        "is left after `now` can still be used. Default: `now` (a call at a lease boundary).",
+    )
     entities: list[Entity] | None = Field(
         default=None, description="Job owners with weights (hierarchical policies)."
     )

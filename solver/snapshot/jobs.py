@@ -72,8 +72,19 @@ class Job(Strict):
     )
     placement: dict[Name, PositiveCount] | None = Field(
         default=None,
-        description="Node id → GPUs for a job already running (placement policies); "
-        "the scale factor defaults to their sum.",
+        description="Node id → GPUs for a job already running (placement policies; the "
+        "deadline policy reads it with `held_until`); the scale factor defaults to their sum.",
+    )
+    held_until: Finite | None = Field(
+        default=None,
+        description="The job holds the GPUs of its `placement` until this time (seconds, the "
+        "clock of `now`) and cannot be moved before: a lease it runs (deadline policies). "
+        "Usually the end of the current lease; a time not after `now` holds nothing.",
+    )
+    overhead_seconds: NonNegative | None = Field(
+        default=None,
+        description="Checkpoint/restore seconds the job loses in each lease it (re)starts "
+        "(deadline policies); default: the policy's `overhead_seconds` option.",
     )
     consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."

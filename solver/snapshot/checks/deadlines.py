@@ -1,4 +1,5 @@
-"""Deadline options increase, classes agree with them, guarantees only on SLO jobs."""
+"""Deadline options increase, classes agree with them, guarantees only on SLO jobs; the lease
+grid's phase lies in the lease of `now`; a held lease names the GPUs it holds."""
 
 from __future__ import annotations
 
@@ -9,8 +10,16 @@ from solver.snapshot.view import SnapshotView
 
 def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
     """Increasing deadline lists, classes that agree with them, guarantees only on SLO jobs."""
-    errors: list[FieldError] = []
+    errors = _lease_start_errors(snapshot)
     for i, job in enumerate(snapshot.jobs):
+        if job.held_until is not None and job.placement is None:
+            errors.append(
+                FieldError(
+                    ("jobs", i, "held_until"),
+                    "a held lease needs the job's `placement` (the GPUs it holds)",
+                    "missing_placement",
+                )
+            )
         if not job.deadlines and job.job_class is None and not job.guaranteed:
             continue  # nothing deadline-related to check (most jobs of most policies)
         options = job.deadlines or []
@@ -59,3 +68,22 @@ def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
                 )
             )
     return errors
+
+
+def _lease_start_errors(snapshot: SnapshotView) -> list[FieldError]:
+    """The current lease started at `lease_start`, so `now` lies within it."""
+    start = snapshot.lease_start
+    if start is None:
+        return []
+    now = snapshot.now if snapshot.now is not None else 0.0
+    lease = snapshot.lease_seconds
+    if start > now:
+        reason = f"the current lease cannot start after now ({start:g} > {now:g})"
+    elif lease is not None and now - start >= lease:
+        reason = (
+            f"now ({now:g}) is {now - start:g} s past the lease start, a lease is {lease:g} s: "
+            "give the start of the lease now lies in"
+        )
+    else:
+        return []
+    return [FieldError(("lease_start",), reason, "out_of_lease")]

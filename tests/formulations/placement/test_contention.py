@@ -66,3 +66,15 @@ def test_class_default_then_one() -> None:
 def test_single_node_jobs_are_exempt_under_deepshare_scope(scope: str, expected: float) -> None:
     # A,4,1 is not in the table; under scope "all" its nearest entry (A,4,2) applies.
     assert ContentionLookup(TABLE, scope)(("A", 4, 1), ("B", 4, 2)).cs == expected
+
+
+def test_the_tables_cap_lowers_every_value_above_it_and_keeps_the_source() -> None:
+    capped = TABLE.model_copy(update={"max_cs": 1.6})
+    lookup = ContentionLookup(capped)
+    exact = lookup(("A", 8, 2), ("B", 4, 2))  # 2.0 measured
+    assert (exact.cs, exact.source, exact.capped) == (1.6, Source.EXACT, True)
+    assert lookup(("A", 4, 2), ("C", 2, 2)).cs == 1.6  # class default 1.7
+    below = lookup(("A", 4, 2), ("B", 4, 2))
+    assert (below.cs, below.capped) == (1.5, False)
+    with pytest.raises(ValueError, match="max_cs"):
+        ContentionTable.model_validate({"max_cs": 0.9})

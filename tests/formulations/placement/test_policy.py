@@ -54,6 +54,19 @@ def test_additive_penalty_matches_brute_force(seed: int) -> None:
     _solve_tiny(seed, "additive", "multi_node" if seed % 3 else "all")
 
 
+@pytest.mark.parametrize("seed", range(300, 308))
+def test_a_capped_table_matches_brute_force_on_the_capped_values(seed: int) -> None:
+    rng = random.Random(seed)
+    snapshot, table = random_instance(rng)
+    cap = 1.3
+    snapshot["contention"] = {**contention_json(table), "max_cs": cap}
+    options = {"w1": 0.7, "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()}}
+    result = solve(snapshot, policy="contention_placement", options={**options, "mip_gap": 0.0})
+    assert result.status is Status.OPTIMAL
+    capped = {pair: min(value, cap) for pair, value in table.items()}
+    assert result.objective == pytest.approx(brute_force(snapshot, capped, SHAPES, 0.7), abs=1e-9)
+
+
 @pytest.mark.parametrize("seed", range(200, 215))
 def test_a_looser_gap_is_honoured_against_the_optimum(seed: int) -> None:
     """The rounds search at the default gap but prove at the user's: every answer called

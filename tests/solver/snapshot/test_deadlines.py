@@ -142,3 +142,24 @@ def test_cli_exits_2_with_a_one_line_reason(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "scale_factor" in done.stderr and "exceeds the cluster" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("start", "now", "words"),
+    [(700, 600, "cannot start after now"), (0, 1200, "give the start of the lease")],
+)
+def test_the_lease_start_must_be_the_lease_now_lies_in(
+    start: float, now: float, words: str
+) -> None:
+    errors = errors_of(cluster(now=now, lease_start=start, jobs=[slo("a", [(3600, 10)])]))
+    assert words in errors["snapshot.lease_start"]
+
+
+def test_a_held_lease_names_the_gpus_held_and_leaves_time_to_work() -> None:
+    held = slo("a", [(3600, 10)], held_until=1200)
+    assert "placement" in errors_of(cluster(jobs=[held]))["snapshot.jobs[0].held_until"]
+    slow = slo("a", [(3600, 10)], overhead_seconds=1200)
+    assert (
+        "shorter than the lease"
+        in errors_of(cluster(jobs=[slow]))["snapshot.jobs[0].overhead_seconds"]
+    )
