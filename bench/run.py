@@ -13,6 +13,7 @@ from bench import (
     deadlines,
     explain,
     max_min,
+    notebooks,
     objectives,
     placement,
     service,
@@ -33,6 +34,7 @@ SUITES = [
     placement,
     backends,
     simulator,
+    notebooks,
     explain,
 ]
 

@@ -152,6 +152,21 @@ class ApportionPolicy:
             self._http.close()
 
 
+class TypeBlindPolicy(ApportionPolicy):
+    """A policy blind to GPU types (Gavel's heterogeneity-agnostic baselines): it is shown
+    each job at one speed on every type the job can use, its mean over the cluster's GPUs of
+    those types (`simulator.snapshots.type_blind`); the simulator enacts its answer at the
+    jobs' true speeds."""
+
+    def decide(self, request: Request) -> Answer:
+        from simulator.snapshots import type_blind
+
+        blind = Request(
+            request.table, request.jobs, request.now, lambda: type_blind(request.document)
+        )
+        return super().decide(blind)
+
+
 class _HttpSolver:
     """POST /v1/solve with keep-alive; waits out 503s as their Retry-After says."""
 

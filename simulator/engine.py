@@ -21,7 +21,7 @@ from simulator.config import Mode, SimConfig
 from simulator.enact import Enactor, make_enactor
 from simulator.policies import make_decider
 from simulator.result import SimulationResult, build_result
-from simulator.state import DONE, EPS, JobTable, Running, Step, advance
+from simulator.state import DONE, EPS, FloatArray, IntArray, JobTable, Running, Step, advance
 from simulator.trace import Trace
 
 #: Leases an idle cluster waits for a guaranteed job's reserved slot before giving up (the
@@ -42,6 +42,8 @@ class Series:
     active: list[int] = field(default_factory=list)
     finished: list[int] = field(default_factory=list)
     steps: list[float] = field(default_factory=list)
+    # With `SimConfig.job_series`: per interval, the running jobs, their type, GPUs and steps.
+    jobs: list[tuple[IntArray, IntArray, IntArray, FloatArray]] = field(default_factory=list)
 
     def add(self, step: Step, running: Running, active: int) -> None:
         self.start.append(step.start)
@@ -51,6 +53,9 @@ class Series:
         self.active.append(active)
         self.finished.append(int(step.finished.size))
         self.steps.append(step.steps)
+
+    def add_jobs(self, running: Running, steps: FloatArray) -> None:
+        self.jobs.append((running.jobs, running.type, running.gpus, steps))
 
 
 class Engine:
@@ -101,9 +106,12 @@ class Engine:
         end = self._end(now, running, solve)
         if end is None:
             return None
+        before = table.remaining[running.jobs] if self.config.job_series else None
         step = advance(table, running, now, end)
         self.enactor.after(step, running)
         self.series.add(step, running, table.n_active + int(step.finished.size))
+        if before is not None:
+            self.series.add_jobs(running, before - table.remaining[running.jobs])
         self.completed = self.completed or bool(step.finished.size)
         if self.progress is not None:
             self.progress(int((table.state == DONE).sum()), end)

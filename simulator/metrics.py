@@ -92,6 +92,7 @@ def records(table: JobTable) -> pd.DataFrame:
             "value_earned": np.where(slo, np.where(met, values, 0.0).max(axis=1), np.nan),
             "value_possible": np.where(slo, values.max(axis=1), np.nan),
             "guaranteed": table.guaranteed,
+            "guarantee_broken": table.broken,
             "reason": [table.reasons.get(j) for j in range(len(jobs))],
         }
     )
@@ -125,6 +126,26 @@ def timeseries(series: Series, table: JobTable) -> pd.DataFrame:
                 length > 0, busy[:, k] / (table.capacity[k] * length), 0.0
             )
     return frame
+
+
+def job_series(series: Series, table: JobTable) -> pd.DataFrame:
+    """One row per running job per interval (`SimConfig.job_series`): the steps it made, on
+    which GPU type and how many GPUs it held (0 for a space-sharing pair's second member)."""
+    columns = ("start", "end", "job", "gpu_type", "gpus", "steps")
+    if not series.jobs:
+        return pd.DataFrame({name: [] for name in columns})
+    counts = [len(jobs) for jobs, _, _, _ in series.jobs]
+    jobs, kinds, gpus, steps = (np.concatenate(part) for part in zip(*series.jobs, strict=True))
+    return pd.DataFrame(
+        {
+            "start": np.repeat(series.start, counts),
+            "end": np.repeat(series.end, counts),
+            "job": np.asarray(table.ids, dtype=object)[jobs],
+            "gpu_type": np.asarray(table.types, dtype=object)[kinds],
+            "gpus": gpus,
+            "steps": steps,
+        }
+    )
 
 
 def calls_frame(calls: CallLog) -> pd.DataFrame:
@@ -203,6 +224,10 @@ def _deadline_summary(jobs: pd.DataFrame) -> dict[str, Any]:
         "value_earned": float(slo["value_earned"].sum()),
         "value_possible": float(slo["value_possible"].sum()),
         "best_effort_jct_mean": _mean(best_effort["jct"]),
+        # Deadline admission's promises: withdrawn by a later answer, or kept to the end by the
+        # policy and still missed in the replay (both 0 for a policy that keeps its word).
+        "guarantees_broken": int(slo["guarantee_broken"].sum()),
+        "guaranteed_missed": int((slo["guaranteed"] & ~slo["deadline_met"].astype(bool)).sum()),
     }
 
 

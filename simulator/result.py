@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,8 @@ class SimulationResult:
     - calls: one row per policy call (time, seconds, the policy's own seconds, jobs, status)
     - summary: the run in one dict (see `simulator.metrics.summarize`), with `wall_seconds`
       and `simulator_seconds` (wall time less policy calls)
+    - job_series: with `SimConfig.job_series`, one row per running job per interval (start,
+      end, job, GPU type, GPUs held, steps made); empty otherwise
     """
 
     trace: str
@@ -38,6 +40,7 @@ class SimulationResult:
     timeseries: pd.DataFrame
     calls: pd.DataFrame
     summary: dict[str, Any]
+    job_series: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def wall_seconds(self) -> float:
@@ -63,6 +66,7 @@ def build_result(
     jobs = metrics.records(table)
     steps = metrics.timeseries(series, table)
     called = metrics.calls_frame(calls)
+    per_job = metrics.job_series(series, table)
     summary = metrics.summarize(table, jobs, steps, called)
     summary["end_time"] = end
     summary["dropped_rows"] = sum(table.trace.dropped.values())  # left out by the reader
@@ -77,4 +81,5 @@ def build_result(
         timeseries=steps,
         calls=called,
         summary=summary,
+        job_series=per_job,
     )

@@ -97,7 +97,10 @@ def _chronus(spec: TraceSpec) -> Trace:
     from simulator.traces import read_chronus
 
     nodes = _single_type(spec)
-    return read_chronus(spec.source, **nodes) if spec.source else read_chronus(**nodes)
+    # The first `jobs` are kept by the reader, so only they must fit a small cluster.
+    if spec.source:
+        return read_chronus(spec.source, first=spec.jobs, **nodes)
+    return read_chronus(first=spec.jobs, **nodes)
 
 
 def _deepshare(spec: TraceSpec) -> Trace:

@@ -52,6 +52,7 @@ class JobTable:
     active_time: FloatArray
     cur_type: IntArray  # type running on now, -1 none
     guaranteed: BoolArray  # a deadline admission answer guaranteed the job
+    broken: BoolArray  # a later answer broke a guarantee an earlier one gave the job
     reasons: dict[int, str] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
     # Whole-job throughput by nodes spanned, where the trace measured it (DeepShare); empty
@@ -97,6 +98,7 @@ class JobTable:
             active_time=np.zeros(n),
             cur_type=np.full(n, -1, dtype=np.int64),
             guaranteed=np.zeros(n, dtype=bool),
+            broken=np.zeros(n, dtype=bool),
             index={job_id: j for j, job_id in enumerate(ids)},
             spread=_spreads(trace),
         )

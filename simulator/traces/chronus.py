@@ -1,5 +1,6 @@
 """Chronus's Philly traces (SoCC'21 artifact) as a `Trace`: CSV (plain or `.csv.gz`) or the
-bundled JSON form of the MIX2 head (`refdata/source/chronus_mix2_head200.json`).
+bundled JSON form of the MIX2 head (`refdata/source/chronus_mix2_head200.json`). Also bundled:
+the first two hours of the full MIX1 and MIX2 traces (`MIX1_FIRST_2H`, `MIX2_FIRST_2H`).
 
 CSV columns: `job_id, user, num_gpu, submit_time, iterations, model_name, duration, interval,
 expect_time_list, expect_value_list, best_effort, job_type`. Units and conventions:
@@ -18,6 +19,8 @@ expect_time_list, expect_value_list, best_effort, job_type`. Units and conventio
   `Trace.dropped[ZERO_GPU]`.
 
 The cluster: `nodes` nodes of 8 GPUs (default 120, the artifact's Philly runs: 960 GPUs).
+`first` keeps the first N jobs by arrival; only those must fit the cluster (a small cluster
+can replay the head of a trace whose later jobs are larger than it).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from simulator.traces.parsing import Row, csv_rows, read_json
 
 MIX2_HEAD_CSV = SOURCE / "chronus_mix2_head200.csv"
 MIX2_HEAD_JSON = MIX2_HEAD
+# Every row of the full MIX1 / MIX2 traces submitted in their first two hours (minute < 120).
+MIX1_FIRST_2H = SOURCE / "chronus_mix1_first2h.csv"
+MIX2_FIRST_2H = SOURCE / "chronus_mix2_first2h.csv"
 
 CSV_COLUMNS = (
     "job_id",
@@ -60,10 +66,11 @@ def read_chronus(
     nodes: int = NODES,
     gpus_per_node: int = GPUS_PER_NODE,
     gpu_type: str = DEFAULT_GPU_TYPE,
+    first: int | None = None,
 ) -> Trace:
     """A Chronus trace in either form: `.json` is the bundled form, anything else a CSV."""
     reader = read_chronus_json if Path(path).suffix == ".json" else read_chronus_csv
-    return reader(path, nodes=nodes, gpus_per_node=gpus_per_node, gpu_type=gpu_type)
+    return reader(path, nodes=nodes, gpus_per_node=gpus_per_node, gpu_type=gpu_type, first=first)
 
 
 def read_chronus_csv(
@@ -72,13 +79,14 @@ def read_chronus_csv(
     nodes: int = NODES,
     gpus_per_node: int = GPUS_PER_NODE,
     gpu_type: str = DEFAULT_GPU_TYPE,
+    first: int | None = None,
 ) -> Trace:
     """A Chronus CSV trace (plain or gzip-compressed). Raises a `TraceError` naming the line for
     a malformed row, a negative value, mismatched deadline and value lists, an unknown job class,
     or a job larger than the cluster."""
     source = Path(path)
     jobs = (_csv_job(row, gpu_type) for row in csv_rows(source, CSV_COLUMNS))
-    return _trace(source, jobs, nodes, gpus_per_node, gpu_type)
+    return _trace(source, jobs, (nodes, gpus_per_node, gpu_type), first)
 
 
 def read_chronus_json(
@@ -87,6 +95,7 @@ def read_chronus_json(
     nodes: int = NODES,
     gpus_per_node: int = GPUS_PER_NODE,
     gpu_type: str = DEFAULT_GPU_TYPE,
+    first: int | None = None,
 ) -> Trace:
     """The JSON form `{"jobs": [{"id", "num_gpu", "submit_minute", "duration_minutes",
     "deadline_minutes", "values", "job_class"}, ...]}` (minutes, deadlines relative to
@@ -103,34 +112,37 @@ def read_chronus_json(
         for i, item in enumerate(items)
     )
     jobs = (_json_job(row, gpu_type) for row in rows)
-    return _trace(source, jobs, nodes, gpus_per_node, gpu_type)
+    return _trace(source, jobs, (nodes, gpus_per_node, gpu_type), first)
 
 
 def _trace(
     source: Path,
     rows: Iterable[tuple[Row, TraceJob | None]],
-    nodes: int,
-    gpus_per_node: int,
-    gpu_type: str,
+    shape: tuple[int, int, str],
+    first: int | None = None,
 ) -> Trace:
+    nodes, gpus_per_node, gpu_type = shape
     cluster = single_type_cluster(nodes, gpus_per_node, gpu_type)
     capacity = nodes * gpus_per_node
-    jobs: list[TraceJob] = []
+    kept: list[tuple[Row, TraceJob]] = []
     zero = 0
     for row, job in rows:
         if job is None:
             zero += 1
-            continue
+        else:
+            kept.append((row, job))
+    kept.sort(key=lambda pair: pair[1].arrival)  # stable: ties in file order
+    kept = kept[:first] if first is not None else kept
+    for row, job in kept:
         if job.scale_factor > capacity:
             raise row.error(
                 f"num_gpu is {job.scale_factor}, more than the cluster's {capacity} GPUs"
             )
-        jobs.append(job)
-    if not jobs:
+    if not kept:
         raise TraceError(source, "no jobs in the file")
     return Trace(
         name=source.name.split(".")[0],
-        jobs=tuple(sorted(jobs, key=lambda job: job.arrival)),
+        jobs=tuple(job for _, job in kept),
         cluster=cluster,
         source=str(source),
         dropped={ZERO_GPU: zero} if zero else {},

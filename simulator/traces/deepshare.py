@@ -34,6 +34,7 @@ from simulator.traces.errors import TraceError
 from simulator.traces.parsing import Row, csv_rows, read_json
 
 TRACE0 = SOURCE / "deepshare_trace0.json"  # traces/real/trace0.json, 256 jobs
+SIMULATE_TRACE0 = SOURCE / "deepshare_simulate_trace0.json"  # traces/simulate/trace0.json
 CONTENTION_CSV = SOURCE / "deepshare_shared_thp_ratio.csv"
 ISOLATED_CSV = SOURCE / "deepshare_isolated_thp.csv"
 TOTAL_SAMPLES_CSV = SOURCE / "deepshare_total_samples_trained.csv"

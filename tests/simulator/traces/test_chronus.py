@@ -11,7 +11,7 @@ import pytest
 
 from simulator.trace import Deadline
 from simulator.traces import TraceError, read_chronus, read_chronus_csv, read_chronus_json
-from simulator.traces.chronus import MIX2_HEAD_CSV, ZERO_GPU
+from simulator.traces.chronus import MIX1_FIRST_2H, MIX2_FIRST_2H, MIX2_HEAD_CSV, ZERO_GPU
 
 HEADER = (
     "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,"
@@ -142,11 +142,20 @@ def test_a_bad_json_job_is_named_by_its_id(tmp_path: Path) -> None:
         read_chronus(path)
 
 
-FULL_MIX2 = Path("/work/shared/data/chronus/traces/trace_job_Philly_MIX2.csv.gz")
+def test_the_bundled_first_two_hours_of_mix1_count_their_rows_without_gpus() -> None:
+    trace = read_chronus(MIX1_FIRST_2H)
+    assert len(trace.jobs) == 1_176 - 5  # the sample's rows, less its 5 rows with num_gpu 0
+    assert trace.dropped == {ZERO_GPU: 5}
+    assert max(job.arrival for job in trace.jobs) < 120 * 60.0
+    assert {job.job_class for job in trace.jobs} == {"strict", "best_effort"}
 
 
-@pytest.mark.skipif(not FULL_MIX2.exists(), reason="the full Chronus traces are not shipped")
-def test_the_full_mix2_trace_reports_its_194_rows_without_gpus() -> None:
-    trace = read_chronus(FULL_MIX2)
-    assert len(trace.jobs) == 30_940 - 194
-    assert trace.dropped == {ZERO_GPU: 194}
+def test_first_keeps_the_earliest_jobs_and_only_they_must_fit_the_cluster() -> None:
+    whole = read_chronus(MIX2_FIRST_2H)
+    sixteen = [i for i, job in enumerate(whole.jobs) if job.scale_factor == 16]
+    head = sixteen[0]  # the earliest 16-GPU job: 1 node of 8 cannot hold it
+    kept = read_chronus(MIX2_FIRST_2H, nodes=1, first=head)
+    assert kept.jobs == whole.jobs[:head]
+    assert kept.cluster.gpu_counts == {"gpu": 8}
+    with pytest.raises(TraceError, match="num_gpu is 16, more than the cluster's 8 GPUs"):
+        read_chronus(MIX2_FIRST_2H, nodes=1, first=head + 1)

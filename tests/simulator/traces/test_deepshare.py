@@ -10,6 +10,7 @@ import pytest
 
 from simulator.traces import TraceError, read_deepshare_trace
 from simulator.traces.deepshare import (
+    SIMULATE_TRACE0,
     TRACE0,
     read_isolated_throughputs,
     read_total_samples,
@@ -27,6 +28,19 @@ def test_trace0_has_256_jobs_queued_at_time_zero_in_key_order() -> None:
     assert {job.scale_factor for job in trace.jobs} == {2, 4, 8}
     assert trace.cluster.gpu_counts == {"gpu": 32}
     assert [node.gpus for node in trace.cluster.nodes] == [8] * 4
+
+
+def test_the_simulate_trace_is_another_256_jobs_of_the_same_kinds() -> None:
+    # simulate/trace0.json "0": {"model": "Transformer-XL", "gpu_demand": 4, ...}
+    trace = read_deepshare_trace(SIMULATE_TRACE0)
+    assert trace.name == "deepshare-simulate_trace0"
+    assert len(trace.jobs) == 256
+    assert {job.workload_class for job in trace.jobs} == MODELS
+    assert {job.scale_factor for job in trace.jobs} == {2, 4, 8}
+    first = trace.jobs[0]
+    assert (first.workload_class, first.scale_factor) == ("Transformer-XL", 4)
+    assert first.total_steps == pytest.approx(159333.972)
+    assert trace.jobs != read_deepshare_trace(TRACE0).jobs
 
 
 def test_the_first_job_is_the_first_entry_with_its_profiled_throughputs() -> None:

@@ -1,0 +1,55 @@
+"""notebooks/heterogeneity.ipynb in a real kernel at its small size: every plot is drawn, and
+the numbers it quotes say what Gavel says: knowing each job's speed per GPU type lowers average
+JCT (physical trace and every load), the makespan of a batch and the worst finish-time ratio."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.notebooks.kernel import code_cells, execute, images, text
+
+
+@pytest.fixture(scope="module")
+def notebook() -> Any:
+    return execute("heterogeneity.ipynb")
+
+
+@pytest.fixture(scope="module")
+def quoted(notebook: Any) -> dict[str, Any]:
+    """The JSON line the last cell prints: the numbers a reader would quote."""
+    last = list(code_cells(notebook))[-1]
+    numbers: dict[str, Any] = json.loads(text(last).strip().splitlines()[-1])
+    return numbers
+
+
+def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:
+    plotting = [cell for cell in code_cells(notebook) if "plt.show()" in cell.source]
+    assert len(plotting) == 5  # physical, JCT against load, JCT CDF, makespan, ρ CDF
+    assert [images(cell) for cell in plotting] == [1] * len(plotting)
+
+
+def test_it_ran_at_the_small_size(quoted: dict[str, Any]) -> None:
+    assert quoted["size"] == "small"
+
+
+def test_aware_max_min_lowers_average_jct(quoted: dict[str, Any]) -> None:
+    physical = quoted["physical_jct_h"]
+    assert physical["aware max-min"] <= physical["agnostic max-min"]
+    assert quoted["physical_ratio"] >= 1.0
+    by_load = quoted["load_jct_h"]
+    for load, agnostic in by_load["agnostic max-min"].items():
+        assert by_load["aware max-min"][load] <= agnostic
+    assert quoted["load_ratio_max"] >= 1.0
+
+
+def test_aware_makespan_finishes_the_batch_no_later(quoted: dict[str, Any]) -> None:
+    makespan = quoted["makespan_h"]
+    assert makespan["aware makespan"] <= makespan["agnostic makespan"]
+
+
+def test_aware_finish_time_fairness_has_the_lower_worst_rho(quoted: dict[str, Any]) -> None:
+    worst = quoted["rho_max"]
+    assert worst["aware FTF"] <= worst["agnostic FTF"]
