@@ -174,7 +174,13 @@ def run(
     admission = admit(problem, options, ctx)
     admission.plan = shift(problem, admission.plan, admission.sigma)
     lease = run_now(problem, admission.plan, options)
-    return deadline_report.outcome(problem, arrays, admission, lease)
+    outcome = deadline_report.outcome(problem, arrays, admission, lease)
+    if ctx.options.explain and not ctx.exporting:
+        # The reasons cost feasibility MILPs: only asked-for explanations pay for them.
+        from formulations.deadlines.evidence import decision_evidence
+
+        outcome.evidence = decision_evidence(problem, admission, lease, options.horizon_slots, ctx)
+    return outcome
 
 
 POLICY = Policy(

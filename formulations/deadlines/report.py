@@ -17,7 +17,8 @@ from solver.status import Status
 OBJECTIVE_NAME = "value admitted"
 
 
-def _cannot_fit(problem: LeaseProblem, j: int) -> str:
+def cannot_fit(problem: LeaseProblem, j: int) -> str:
+    """Why job j meets none of its deadlines even alone, in words."""
     rows = problem.rows_of(j)
     latest = int(problem.row_slots_raw[rows].max())
     need = int(problem.leases[j])
@@ -40,7 +41,7 @@ def _cannot_fit(problem: LeaseProblem, j: int) -> str:
 
 
 def broken_alone(problem: LeaseProblem, j: int) -> str:
-    return f"guarantee broken: cannot finish by any deadline even alone: {_cannot_fit(problem, j)}"
+    return f"guarantee broken: cannot finish by any deadline even alone: {cannot_fit(problem, j)}"
 
 
 def broken_jointly(problem: LeaseProblem, j: int) -> str:
@@ -66,7 +67,7 @@ def reasons(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
             continue
         slo, running = bool(problem.is_slo[j]), j in lease.placements
         if slo and not plan.admitted[j] and not has_option[j]:
-            out[j] = f"not guaranteed: cannot finish before any deadline: {_cannot_fit(problem, j)}"
+            out[j] = f"not guaranteed: cannot finish before any deadline: {cannot_fit(problem, j)}"
         elif problem.leases[j] == 0:
             out[j] = "nothing left to run"
         elif slo and not plan.admitted[j]:

@@ -66,7 +66,9 @@ def run(
     reasons.update(problem.unplaceable_reasons())
     required = np.full(problem.num_jobs, np.nan)
     if slo.size == 0:
-        return _outcome(problem, Status.OPTIMAL, allocation, reasons, required, slo, [])
+        outcome = _outcome(problem, Status.OPTIMAL, allocation, reasons, required, slo, [])
+        none = np.zeros(0, dtype=np.int64)
+        return _explained(outcome, problem, required, none, none, options, ctx)
 
     require_job_field(problem, problem.steps_remaining, slo, "steps_remaining", NAME)
     now = require_now(problem, NAME)
@@ -92,6 +94,37 @@ def run(
     outcome = _outcome(problem, status, allocation, reasons, required, slo, warnings)
     outcome.summary["mip_gap"] = gap
     outcome.merged_groups = groups if ctx.options.merge_identical else None
+    return _explained(outcome, problem, required, lost, candidates, options, ctx)
+
+
+def _explained(
+    outcome: Outcome,
+    problem: ClusterArrays,
+    required: FloatArray,
+    lost: IntArray,
+    candidates: IntArray,
+    options: MinCostSloOptions,
+    ctx: SolveContext,
+) -> Outcome:
+    """The outcome with its evidence when an explanation is asked for (it costs a MILP per SLO
+    given up, so only then)."""
+    if not ctx.options.explain:
+        return outcome
+    from formulations.objectives.min_cost_slo_evidence import SloAnswer, slo_evidence
+
+    counting = options.maximize == "count"
+    met = np.array([flag is True for flag in outcome.job_metrics["slo_met"]], dtype=bool)
+    answer = SloAnswer(
+        outcome.allocation,
+        required,
+        met,
+        lost,
+        outcome.reasons,
+        candidates,
+        np.ones(candidates.size) if counting else problem.weight[candidates],
+        counting,
+    )
+    outcome.evidence = slo_evidence(problem, answer, ctx)
     return outcome
 
 

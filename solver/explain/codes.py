@@ -21,6 +21,7 @@ class Reason(StrEnum):
     DEADLINE_UNREACHABLE = "deadline_unreachable"  # not even alone on the fastest type
     CONTENTION_PENALTY = "contention_penalty"  # placed where co-located jobs slow it down
     LOWER_VALUE = "lower_value"  # lost to jobs of higher value for the same GPUs
+    NO_DEADLINE = "no_deadline"  # asks for no deadline: a policy serving only SLOs gives it none
     # When the evidence is missing: never a guess.
     UNAVAILABLE = "unavailable"  # the solver reported no duals
     NOT_EXPLAINED = "not_explained"  # the policy hands no evidence for this job
