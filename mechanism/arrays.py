@@ -19,6 +19,7 @@ from mechanism.types import PairShare
 from solver.snapshot import Snapshot, node_type
 
 FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
 
@@ -76,7 +77,11 @@ class Combos:
     target: FloatArray  # rows × types
     got: FloatArray  # rows × types, seconds
     received_total: FloatArray  # per job: Σ_k received_jk (seconds)
-    rows: tuple[tuple[int, ...], ...] = ()  # per row: its member jobs (filled in by `combos`)
+    rows: tuple[tuple[int, ...], ...]  # per row: its member jobs
+    # (rows, types) of the entries with time, and the jobs with time alone or in a pair
+    # (`Targets` computes them once per allocation).
+    entries: tuple[IntArray, IntArray]
+    has_time: BoolArray
 
     @property
     def num_jobs(self) -> int:
@@ -97,6 +102,22 @@ class Targets:
     scale: IntArray
     target: FloatArray
     rows: tuple[tuple[int, ...], ...]
+
+    @cached_property
+    def entries(self) -> tuple[IntArray, IntArray]:
+        rows, types = np.nonzero(self.target > 0)
+        return rows.astype(np.int64), types.astype(np.int64)
+
+    @cached_property
+    def has_time(self) -> BoolArray:
+        """Per job: time allocated alone or in some pair."""
+        m = len(self.job_ids)
+        wants = self.target.sum(axis=1) > 0
+        out: BoolArray = wants[:m].copy()
+        for i, (a, b) in enumerate(self.pairs):
+            if wants[m + i]:
+                out[a] = out[b] = True
+        return out
 
 
 def targets(
@@ -139,7 +160,7 @@ def combos(
     their time together."""
     m, n = len(fixed.job_ids), len(fixed.col)
     if isinstance(received, np.ndarray):
-        r = np.array(received, dtype=np.float64)  # a copy: the caller's array is its own
+        r = np.asarray(received, dtype=np.float64)  # read only: `alone` below is a copy
     else:
         r = _matrix(received, fixed.index, fixed.col, m, n)
     together = np.zeros((len(pairs), n))
@@ -159,6 +180,8 @@ def combos(
         np.vstack([np.maximum(alone, 0.0), together]),
         r.sum(axis=1),
         fixed.rows,
+        fixed.entries,
+        fixed.has_time,
     )
 
 

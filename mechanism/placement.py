@@ -33,48 +33,25 @@ def place(
     previous: Mapping[str, Mapping[str, int]],
 ) -> list[Placement]:
     """One placement (node id → GPUs) per chosen row, in the order of `chosen`."""
-    nodes = _Nodes(cluster)
+    # Lease extensions first, on plain free counts; the fresh gangs then on free-count buckets
+    # built once from what the extensions left.
+    free = [list(gpus) for gpus in cluster.node_gpus_by_type]
     gangs = combos.scale[[ch.row for ch in chosen]].tolist()
     placed: list[Placement | None] = [None] * len(chosen)
     if previous:
         for i, ch in enumerate(chosen):
-            placed[i] = _extended_lease(ch, gangs[i], combos, nodes, previous)
+            placed[i] = _extended_lease(ch, gangs[i], combos, cluster, free, previous)
     fresh = [i for i, p in enumerate(placed) if p is None]
     fresh.sort(key=lambda i: (-gangs[i], i))
+    buckets = [FreeGpus(left) for left in free]
+    ids, members = cluster.node_ids, cluster.members
     for i in fresh:
-        placed[i] = nodes.take_fewest(chosen[i].gpu_type, gangs[i])
-    return [p for p in placed if p is not None]
-
-
-class _Nodes:
-    """Free GPUs per node, kept per GPU type (nodes in snapshot order within a type)."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.ids = cluster.node_ids
-        self.members = cluster.members
-        self.where = cluster.where
-        self.free = [FreeGpus(free) for free in cluster.node_gpus_by_type]
-
-    def can_take(self, gpu_type: int, held: Mapping[str, int]) -> bool:
-        for node_id, gpus in held.items():
-            k, local = self.where[node_id]
-            if k != gpu_type or self.free[k].free[local] < gpus:
-                return False
-        return True
-
-    def take(self, held: Mapping[str, int]) -> Placement:
-        for node_id, gpus in held.items():
-            k, local = self.where[node_id]
-            self.free[k].take(local, gpus)
-        return dict(held)
-
-    def take_fewest(self, gpu_type: int, gang: int) -> Placement:
-        free = self.free[gpu_type]
-        pieces = free.fewest(gang)
-        ids = self.members[gpu_type]
+        k = chosen[i].gpu_type
+        pieces = buckets[k].fewest(gangs[i])
         for local, gpus in pieces:
-            free.take(local, gpus)
-        return {self.ids[ids[local]]: gpus for local, gpus in pieces}
+            buckets[k].take(local, gpus)
+        placed[i] = {ids[members[k][local]]: gpus for local, gpus in pieces}
+    return [p for p in placed if p is not None]
 
 
 class FreeGpus:
@@ -140,11 +117,22 @@ def _extended_lease(
     ch: Chosen,
     gang: int,
     combos: Combos,
-    nodes: _Nodes,
+    cluster: Cluster,
+    free: list[list[int]],
     previous: Mapping[str, Mapping[str, int]],
 ) -> Placement | None:
+    """The GPUs a member held last round, when they hold this gang on this type and are free."""
+    where, ids, kind = cluster.where, combos.job_ids, ch.gpu_type
     for j in combos.rows[ch.row]:
-        held = previous.get(combos.job_ids[j])
-        if held and sum(held.values()) == gang and nodes.can_take(ch.gpu_type, held):
-            return nodes.take(held)
+        held = previous.get(ids[j])
+        if not held or sum(held.values()) != gang:
+            continue
+        spots = [(*where[node], gpus) for node, gpus in held.items()]
+        for k, n, gpus in spots:
+            if k != kind or free[k][n] < gpus:
+                break
+        else:
+            for k, n, gpus in spots:
+                free[k][n] -= gpus
+            return dict(held)
     return None

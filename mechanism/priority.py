@@ -70,11 +70,11 @@ def priorities(
 
 def serving_order(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
     """(rows, types) of every entry with time allocated, in the order they are served."""
-    rows, types = np.nonzero(combos.target > 0)
-    # np.lexsort sorts by its last key first: priority, then target (both descending), then
-    # row and type (ascending) so that ties are broken by job order, deterministically.
-    order = np.lexsort((types, rows, -combos.target[rows, types], -priority[rows, types]))
-    return rows[order].astype(np.int64), types[order].astype(np.int64)
+    rows, types = combos.entries  # by row, then type: np.nonzero's order
+    # np.lexsort sorts by its last key first, stably: priority, then target (both descending),
+    # and ties then keep the entries' order (job order, then type), deterministically.
+    order = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
+    return rows[order].astype(np.int64, copy=False), types[order].astype(np.int64, copy=False)
 
 
 class Chosen(NamedTuple):

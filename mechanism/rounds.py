@@ -86,7 +86,9 @@ class Planner:
     """`next_round` for one snapshot, allocation and set of pairs, round after round: what
     does not change between rounds is computed once (a simulator's or scheduler's loop). The
     pairs' `received` mappings are read at every round, so a caller may keep them current in
-    place. Inputs are not checked: build it from checked parts, or call `next_round`."""
+    place. Inputs are not checked: build it from checked parts, or call `next_round`.
+    `cluster` is `Cluster.of(snapshot)` when the caller keeps one for the same nodes (a new
+    planner per allocation on an unchanged cluster)."""
 
     def __init__(
         self,
@@ -96,10 +98,11 @@ class Planner:
         *,
         rule: Rule | str = Rule.GAVEL,
         round_seconds: float | None = None,
+        cluster: Cluster | None = None,
     ) -> None:
         self.rule = _rule(rule, round_seconds)
         self.round_seconds = round_seconds or 0.0
-        self.cluster = Cluster.of(snapshot)
+        self.cluster = cluster or Cluster.of(snapshot)
         self.pairs = _clean_pairs(pairs)
         self.fixed = targets(snapshot, self.cluster.type_names, _clean(allocation), self.pairs)
 
@@ -215,11 +218,7 @@ def _assignments(
 def _waiting(rows: Combos, selection: Selection) -> tuple[tuple[str, ...], dict[str, str]]:
     """Jobs with time allocated (alone or in a pair) that do not run, and why."""
     m = rows.num_jobs
-    wants = rows.target.sum(axis=1) > 0
-    has_time = wants[:m].copy()
-    for i, (a, b) in enumerate(rows.pairs):
-        if wants[m + i]:
-            has_time[a] = has_time[b] = True
+    has_time = rows.has_time.copy()
     runs = np.fromiter((ch.row for ch in selection.chosen), np.int64, len(selection.chosen))
     has_time[runs[runs < m]] = False
     for c in runs[runs >= m].tolist():

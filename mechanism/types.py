@@ -25,7 +25,7 @@ class PairShare:
     received: Mapping[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Assignment:
     """One job in the next round: its GPU type, and GPUs per node (`placement`).
 

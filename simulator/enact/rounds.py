@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mechanism.arrays import Cluster
 from mechanism.rounds import Planner
 from mechanism.types import PairShare
 from simulator.clients import Answer, Decider, Request
@@ -27,6 +28,7 @@ from simulator.state import IntArray, JobTable, Running, Step
 class RoundsEnactor:
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self._planner: Planner | None = None
+        self._cluster: Cluster | None = None
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
         self.holdings = Holdings(table, config.preemption_seconds)
@@ -60,12 +62,15 @@ class RoundsEnactor:
         if changed or solve or self._planner is None:
             self._offer(request.jobs)
             # Built here from checked parts: the planner keeps what only changes with them.
+            snapshot = request.snapshot
+            self._cluster = self._cluster or Cluster.of(snapshot)  # the trace's nodes throughout
             self._planner = Planner(
-                request.snapshot,
+                snapshot,
                 self._allocation,
                 self._shares,
                 rule=self.config.round_rule,
                 round_seconds=self.config.round_seconds,
+                cluster=self._cluster,
             )
         received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
         chosen = self._planner.next_round(received, self.holdings.by_id)
