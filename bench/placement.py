@@ -1,7 +1,8 @@
 """Contention-penalized placement (issue 6) on DeepShare's data: its 4 × 8 cluster, then 32 and
 64 nodes of 8 GPUs. Snapshots come from DeepShare's real trace: the queue head runs (random
 placements with DeepShare's shapes) until the next job does not fit or `running` jobs run, the
-next `candidates` wait; W1 = 0.5."""
+next `candidates` wait; W1 = 0.5. The reference-objective rows (DeepShare's own reward, exact)
+show their time against the default linear objective on the same snapshot, in the same process."""
 
 from __future__ import annotations
 
@@ -33,6 +34,25 @@ def _note(result: Any) -> str:
         (f"gap {gap:.2%}, " if gap is not None else "")
         + f"started {s['started']}/{s['started'] + s['waiting']}, running {s['running']}, "
         + (f"util {s['utilization']:.0%}, mean CS {s['mean_contention_sensitivity']:.3f}")
+    )
+
+
+def _reference_note(result: Any) -> str:
+    loss = result.summary["mean_throughput_loss"]
+    return _note(result) + ("" if loss is None else f", mean loss {loss:.3f}")
+
+
+def _reference(name: str, shape: tuple[int, int, int, int], limit: float) -> Case:
+    """The reference objective on a trace snapshot, against the linear one (same limit)."""
+    linear = {"w1": 0.5, "time_limit": limit}
+    return Case(
+        GROUP,
+        f"{name}, reference objective",
+        lambda: _snapshot(*shape),
+        "contention_placement",
+        {**linear, "objective": "reference"},
+        baseline=linear,
+        extra=_reference_note,
     )
 
 
@@ -85,6 +105,10 @@ def cases() -> list[Case]:
                 target,
             )
         )
+    out.append(_reference("DeepShare 4×8, 6 candidates", (4, 8, 6, 0), 10.0))
+    for running, seed in ((48, 0), (40, 1), (40, 2)):
+        name = f"32×8, 40 candidates, ≤{running} running, seed {seed}"
+        out.append(_reference(name, (32, running, 40, seed), 10.0))
     for running in (96, 70):
         out.append(
             _row(

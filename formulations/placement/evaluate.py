@@ -10,6 +10,9 @@ jobs holding GPUs on a node of N_a;
     utilization U = GPUs held by running and started jobs / GPUs of the cluster
     contention Φ = (Σ_running+started CS_a + #waiting) / #jobs   (a waiting job counts 1)
     objective  = W2 · U − W1 · Φ
+and with the reference objective (`reference`), DeepShare's reward:
+    loss μ = mean over running and started jobs of 1 − 1/CS_a   (0 when no job holds GPUs)
+    objective  = W2 · U − W1 · μ
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class Evaluation:
     gpus_used: int
     contention: float  # Φ
     mean_cs_running: float | None  # DeepShare's metric: over running and started jobs only
+    mean_loss: float | None  # mean of 1 − 1/CS over the same jobs (the reference objective's)
     objective: float
     utilization_term: float
     contention_term: float
@@ -95,6 +99,8 @@ def evaluate(
     used = sum(sum(nodes_of.values()) for _, nodes_of in held.values())
     utilization = used / instance.total_gpus if instance.total_gpus else 0.0
     contention = (float(np.nansum(cs)) + (m - len(held))) / m if m else 1.0
+    mean_loss = float(np.nanmean(1.0 - 1.0 / cs)) if held else None
+    penalty_term = w1 * ((mean_loss or 0.0) if instance.reference else contention)
     w2 = 1.0 - w1
     placements = {
         j: {instance.node_ids[n]: g for n, g in nodes_of.items()}
@@ -109,8 +115,9 @@ def evaluate(
         gpus_used=int(used),
         contention=contention,
         mean_cs_running=float(np.nanmean(cs)) if held else None,
-        objective=w2 * utilization - w1 * contention,
+        mean_loss=mean_loss,
+        objective=w2 * utilization - penalty_term,
         utilization_term=w2 * utilization,
-        contention_term=w1 * contention,
+        contention_term=penalty_term,
         sources=sources,
     )

@@ -178,3 +178,21 @@ def _improve(state: _State, started: Started, gain: float, weight: float) -> boo
             state.add(j, o, nodes)
             started[j] = (o, nodes)
     return improved
+
+
+def single_starts(
+    inst: Instance, started: Started, w1: float, penalty: str, positions: list[int]
+) -> Started:
+    """For each candidate position, the start `greedy` would pick for it next to `started`
+    (option, nodes), whatever its gain; candidates that fit nowhere are left out. Keyed by job."""
+    state = _State.running(inst, penalty)
+    for j, (o, nodes) in started.items():
+        state.add(j, o, nodes)
+    gain = (1.0 - w1) / inst.total_gpus
+    weight = w1 / inst.num_jobs
+    out: Started = {}
+    for position in positions:
+        _, o, nodes = _best_move(state, position, gain, weight)
+        if o >= 0:
+            out[int(inst.candidates[position])] = (o, nodes)
+    return out

@@ -70,6 +70,11 @@ class Instance:
     cs: FloatArray  # cs[α, β] = CS(config α | config β)
     lookup: ContentionLookup
     reasons: dict[int, str] = field(default_factory=dict)
+    too_wide: set[int] = field(default_factory=set)  # jobs no allowed shape fits, even idle
+    runs_nowhere: set[int] = field(default_factory=set)  # ... for want of a usable GPU type
+    # `cs` holds CS' = 2 − 1/CS for the reference objective (see `reference`); `source` always
+    # answers the table's own values.
+    reference: bool = False
     _sources: dict[tuple[int, int], Lookup] = field(default_factory=dict)
 
     @property
@@ -86,6 +91,10 @@ class Instance:
         own = (opts.candidate == position) & ~opts.pooled
         shared = opts.pooled & (self.group[opts.candidate] == self.group[position])
         return np.flatnonzero(own | shared)
+
+    def priced(self, cs: FloatArray) -> FloatArray:
+        """Per-job CS values in the units of `cs`, the table the models read."""
+        return 2.0 - 1.0 / cs if self.reference else cs
 
     def source(self, target: int, co_runner: int) -> Lookup:
         """How CS(config target | config co_runner) was found."""
@@ -154,6 +163,8 @@ def build_instance(
         cs=np.ones((len(config_list), len(config_list))),
         lookup=ContentionLookup(snapshot.contention, scope),
         reasons=waiting.reasons,
+        too_wide=waiting.too_wide,
+        runs_nowhere=waiting.runs_nowhere,
     )
     for a in range(len(config_list)):
         for b in range(len(config_list)):
@@ -207,6 +218,8 @@ class _Waiting:
     rows: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     identity: list[tuple[object, ...]] = field(default_factory=list)
     reasons: dict[int, str] = field(default_factory=dict)
+    too_wide: set[int] = field(default_factory=set)
+    runs_nowhere: set[int] = field(default_factory=set)
 
     def add(self, position: int, j: int, job: Job, configs: _Configs) -> None:
         usable = [
@@ -228,8 +241,12 @@ class _Waiting:
         fitting = [
             (k, p, t) for k, p, t in allowed if ((self.types == t) & (self.free >= p)).sum() >= k
         ]
-        if not allowed:
+        if not usable:
+            self.reasons[j] = "no positive throughput on any GPU type"
+            self.runs_nowhere.add(j)
+        elif not allowed:
             self.reasons[j] = f"no allowed shape places {job.scale_factor} GPUs on these nodes"
+            self.too_wide.add(j)
         elif not fitting:
             self.reasons[j] = "not started: no allowed shape fits the free GPUs"
         cfg_class = job.workload_class

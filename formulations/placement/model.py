@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from formulations.placement.instance import Instance, Started
+from formulations.placement.reference import MeanLoss
 from solver.model import Block, Model, Take
 
 IntArray = NDArray[np.int64]
@@ -49,6 +50,7 @@ class Placement:
     pair_option: IntArray
     pair_node: IntArray
     eligible: NDArray[np.bool_]  # options × nodes
+    loss: MeanLoss | None = None  # the reference objective's rows, when the model has them
 
     @property
     def num_pairs(self) -> int:

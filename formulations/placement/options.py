@@ -1,5 +1,5 @@
-"""The options of the contention-placement policy: the reward's weight, the penalty, which jobs
-contend, and the shapes a job may take."""
+"""The options of the contention-placement policy: the reward's weight and form, the penalty,
+which jobs contend, and the shapes a job may take."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ class ContentionPlacementOptions(PolicyOptions):
         "worst",
         description="worst: a job's CS is set by its worst co-runner (DeepShare); additive: "
         "1 + Σ (CS − 1) over its co-runners.",
+    )
+    objective: Literal["linear", "reference"] = Field(
+        "linear",
+        description="linear: W2·U − W1·mean CS over every job of the snapshot, a waiting job "
+        "counting 1; reference: DeepShare's reward W2·U − W1·mean(1 − 1/CS) over running and "
+        "started jobs, solved exactly (needs penalty worst).",
     )
     contention_scope: Literal["multi_node", "all"] = Field(
         "multi_node",

@@ -1,6 +1,7 @@
 """The per-candidate model: the placement core (`model`) with the chosen penalty's rows
-(`worst` or `additive`) under the objective W2·U − W1·Φ, and how a placement is read from it and
-written back as a start."""
+(`worst` or `additive`) under the objective W2·U − W1·Φ (or, on a `reference.priced` instance,
+W2·U − W1·μ with the rows of `reference`), and how a placement is read from it and written back
+as a start."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from formulations.placement.additive import add_additive
 from formulations.placement.instance import Instance, Started
 from formulations.placement.model import Placement, add_placement
 from formulations.placement.options import ContentionPlacementOptions
+from formulations.placement.reference import add_mean_loss, loss_start
 from formulations.placement.worst import Penalty, add_worst
 from solver.model import Model, Sense
 
@@ -23,7 +25,8 @@ def build(
     options: ContentionPlacementOptions,
     modeled: NDArray[np.bool_] | None = None,
 ) -> tuple[Model, Placement]:
-    """maximize W2·U − W1·Φ over the placement rows and the chosen penalty's rows."""
+    """maximize W2·U − W1·Φ (or W2·U − W1·μ) over the placement rows and the chosen penalty's
+    rows."""
     model = Model("contention_placement")
     placement = add_placement(model, inst)
     w1 = options.w1
@@ -38,10 +41,19 @@ def build(
         else:
             penalty = add_additive(model, inst, placement)
     terms = {placement.v: w2 * demand / total}
-    for block, coefficients in penalty.terms.items():
-        if block.size:
-            terms[block] = -w1 * coefficients / m
-    offset = w2 * g_running / total - w1 * penalty.constant / m
+    offset = w2 * g_running / total
+    if inst.reference and w1 > 0:
+        # N = Σ_held (c − 1) = Σ_all c − M: a waiting job's c is 1.
+        placement.loss = add_mean_loss(
+            model, inst, penalty.terms, penalty.constant - m, placement.v
+        )
+        if placement.loss is not None:
+            terms[placement.loss.mean] = np.array([-w1])
+    else:
+        for block, coefficients in penalty.terms.items():
+            if block.size:
+                terms[block] = -w1 * coefficients / m
+        offset -= w1 * penalty.constant / m
     model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
     return model, placement
 
@@ -83,4 +95,7 @@ def start_vector(inst: Instance, pl: Placement, started: Started) -> tuple[IntAr
             np.arange(pl.w.start, pl.w.start + pl.w.size),
         ]
     )
-    return index.astype(np.int64), np.concatenate([v, w])
+    if pl.loss is None:
+        return index.astype(np.int64), np.concatenate([v, w])
+    loss_index, loss_values = loss_start(inst, pl.loss, started)
+    return np.concatenate([index, loss_index]).astype(np.int64), np.concatenate([v, w, loss_values])

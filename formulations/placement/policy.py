@@ -21,7 +21,9 @@ either penalty:
 Co-runners are the other jobs holding GPUs on a node the job uses. The mean runs over every job
 of the snapshot rather than over running ones only: a mean over the started jobs would reward
 starting an uncontended job just to dilute it, and is not linear. DeepShare's own metric (mean
-over running and started jobs) is reported as `mean_contention_sensitivity`.
+over running and started jobs) is reported as `mean_contention_sensitivity`, and DeepShare's own
+reward, W2·U − W1·mean over running and started jobs of 1 − 1/c_j, is the objective with
+`objective = "reference"` (worst penalty only), linearized exactly in `reference`.
 
 Solving (`search`): a greedy placement (or an estimate's, `start`) is the starting incumbent;
 candidate-pair rows of the worst penalty are added lazily; under DeepShare's scope a pooled
@@ -34,10 +36,12 @@ solver had none of its own.
 
 from __future__ import annotations
 
-from formulations.placement.evaluate import evaluate
-from formulations.placement.instance import build_instance
+from formulations.placement.evaluate import Evaluation, evaluate
+from formulations.placement.evidence import decision_evidence
+from formulations.placement.instance import Instance, Started, build_instance
 from formulations.placement.options import ContentionPlacementOptions
-from formulations.placement.report import outcome_from
+from formulations.placement.reference import priced
+from formulations.placement.report import outcome_from, unproven
 from formulations.placement.search import solve as solve_placement
 from solver.arrays import ClusterArrays
 from solver.backends import Feature
@@ -56,31 +60,55 @@ def run(
 ) -> Outcome:
     if snapshot.nodes is None:
         raise InputError.single(("nodes",), "contention_placement places jobs on nodes: give them")
+    if options.objective == "reference" and options.penalty != "worst":
+        # 1 − 1/(1 + Σ (CS − 1)) is concave in the co-runners: no exact linear form.
+        raise InputError.single(
+            ("options", "objective"), "the reference objective needs penalty 'worst'"
+        )
     inst = build_instance(
         snapshot, options.shapes, options.allow_single_node, options.contention_scope
     )
+    if options.objective == "reference":
+        inst = priced(inst)
+    outcome, started, evaluation = _placed(inst, problem, options, ctx)
+    if ctx.options.explain and evaluation is not None:
+        outcome.evidence = decision_evidence(inst, options, outcome.status, evaluation, started)
+    return outcome
+
+
+def _placed(
+    inst: Instance,
+    problem: ClusterArrays,
+    options: ContentionPlacementOptions,
+    ctx: SolveContext,
+) -> tuple[Outcome, Started, Evaluation | None]:
+    """The best placement found and its evaluation (None when there is no placement to
+    answer with), with the outcome they make."""
     if not inst.options.size:  # nothing can start: no model to solve
         evaluation = evaluate(inst, {}, options.w1, options.penalty)
-        return outcome_from(inst, problem, options, evaluation, Status.OPTIMAL, None)
+        outcome = outcome_from(inst, problem, options, evaluation, Status.OPTIMAL, None)
+        return outcome, {}, evaluation
     answer = solve_placement(inst, options, ctx)
     if not answer.status.has_solution or answer.problems:
         # Never hand a scheduler a placement that breaks the rules, whatever the solver said.
         outcome = outcome_from(
             inst, problem, options, None, answer.status, None, warnings=answer.problems
         )
-    else:
-        evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
-        outcome = outcome_from(
-            inst,
-            problem,
-            options,
-            evaluation,
-            answer.status,
-            answer.solver_objective,
-            answer.started,
-        )
+        outcome.mip_gap = answer.gap
+        return outcome, {}, None
+    evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
+    outcome = outcome_from(
+        inst,
+        problem,
+        options,
+        evaluation,
+        answer.status,
+        answer.solver_objective,
+        answer.started,
+    )
     outcome.mip_gap = answer.gap  # the gap of the answer, across lazy rounds
-    return outcome
+    outcome.warnings.extend(unproven(answer.status, answer.gap))
+    return outcome, answer.started, evaluation
 
 
 POLICY = Policy(

@@ -14,6 +14,7 @@ from solver.policy import Outcome
 from solver.status import Status
 
 OBJECTIVE_NAME = "W2·utilization − W1·mean contention sensitivity"
+REFERENCE_NAME = "W2·utilization − W1·mean(1 − 1/CS) over running jobs (DeepShare's reward)"
 #: Solver and definition may differ by the MILP feasibility tolerance, no more.
 AGREEMENT = 1e-6
 
@@ -30,10 +31,9 @@ def outcome_from(
 ) -> Outcome:
     allocation = np.zeros((problem.num_jobs, problem.num_types))
     warnings = list(warnings or [])
+    name = REFERENCE_NAME if inst.reference else OBJECTIVE_NAME
     if evaluation is None:
-        return Outcome(
-            status, None, OBJECTIVE_NAME, allocation, dict(inst.reasons), warnings=warnings
-        )
+        return Outcome(status, None, name, allocation, dict(inst.reasons), warnings=warnings)
     started = started or {}
     type_of = {node_id: int(t) for node_id, t in zip(inst.node_ids, inst.node_type, strict=True)}
     scale = problem.scale_factor
@@ -54,7 +54,7 @@ def outcome_from(
     return Outcome(
         status,
         evaluation.objective,
-        OBJECTIVE_NAME,
+        name,
         allocation,
         _reasons(inst, evaluation, started, status),
         job_metrics=_metrics(inst, evaluation, started),
@@ -121,11 +121,13 @@ def _summary(
         "w1": options.w1,
         "w2": 1.0 - options.w1,
         "penalty": options.penalty,
+        "objective_form": options.objective,
         "utilization": ev.utilization,
         "gpus_used": ev.gpus_used,
         "gpus_total": inst.total_gpus,
         "mean_contention_all_jobs": ev.contention,
         "mean_contention_sensitivity": ev.mean_cs_running,
+        "mean_throughput_loss": ev.mean_loss,
         "utilization_term": ev.utilization_term,
         "contention_term": ev.contention_term,
         "objective": ev.objective,
@@ -135,6 +137,19 @@ def _summary(
         "waiting": int(inst.candidates.size) - len(started),
         "cs_sources": dict(ev.sources),
     }
+
+
+def unproven(status: Status, gap: float | None) -> list[str]:
+    """Why an answer with a placement is not `optimal`: the limits stopped the search first."""
+    if status not in (Status.FEASIBLE, Status.FALLBACK):
+        return []
+    found = "the greedy placement" if status is Status.FALLBACK else "the best placement found"
+    proof = (
+        f"within {gap:.3%} of the best bound"
+        if gap is not None and np.isfinite(gap)
+        else "no bound known"
+    )
+    return [f"not proven optimal within the limits: {found}, {proof}"]
 
 
 def _fallback_warnings(ev: Evaluation) -> list[str]:

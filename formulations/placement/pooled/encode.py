@@ -12,6 +12,7 @@ from formulations.placement.instance import Instance, Started
 from formulations.placement.pooled.decode import piece_worst
 from formulations.placement.pooled.families import Families
 from formulations.placement.pooled.model import Pooled
+from formulations.placement.reference import loss_start
 from solver.model import Block
 
 IntArray = NDArray[np.int64]
@@ -27,7 +28,11 @@ def encode(inst: Instance, pooled: Pooled, started: Started) -> tuple[IntArray, 
     _counters(inst, pooled, started, family_of, columns, values)
     _indicators(inst, pooled, u, columns, values)
     index = np.concatenate([np.arange(b.start, b.start + b.size) for b in columns])
-    return index.astype(np.int64), np.concatenate([np.asarray(v, float) for v in values])
+    start = index.astype(np.int64), np.concatenate([np.asarray(v, float) for v in values])
+    if pooled.loss is None:
+        return start
+    loss_index, loss_values = loss_start(inst, pooled.loss, started)
+    return np.concatenate([start[0], loss_index]), np.concatenate([start[1], loss_values])
 
 
 def _starts(
@@ -67,7 +72,7 @@ def _counters(
     values: list[NDArray[np.generic]],
 ) -> None:
     """t: the family's jobs whose true CS reaches the level; z: whether the running job's does."""
-    cs = evaluate(inst, started, 0.5, "worst").cs
+    cs = inst.priced(evaluate(inst, started, 0.5, "worst").cs)
     own = pooled.own
     if own.block is not None:
         jobs_cs = np.array([cs[j] for j in family_of])

@@ -9,6 +9,8 @@ meets, the level counters, and the objective.
     Σ_f p_f u_fn ≤ F_n            free GPUs
     maximize  W2 · U − W1 · Φ     with Σ CS from the counters of the families' jobs (`excess`)
                                   and of the running jobs (`running`)
+    (or W2 · U − W1 · μ on a `reference.priced` instance, μ ≥ (Σ CS − M)/(R + Σ_f s_f) by the
+    rows of `reference`)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from formulations.placement.pooled.counters import Counters
 from formulations.placement.pooled.excess import own_rows
 from formulations.placement.pooled.families import Families, families
 from formulations.placement.pooled.running import running_rows
+from formulations.placement.reference import MeanLoss, add_mean_loss
 from formulations.placement.running import running_floor
 from solver.model import Block, Model, Sense
 
@@ -43,6 +46,7 @@ class Pooled:
     u: Block
     own: Counters
     running: Counters
+    loss: MeanLoss | None = None  # the reference objective's rows
 
 
 def build(inst: Instance, w1: float, modeled: BoolArray, lifted: bool = False) -> Pooled:
@@ -58,14 +62,20 @@ def build(inst: Instance, w1: float, modeled: BoolArray, lifted: bool = False) -
     w2 = 1.0 - w1
     g_running = sum(int(g.sum()) for g in inst.running_gpus)
     terms: dict[Block, FloatArray] = {s: w2 * fam.demand / total}
-    for counters in (own, running):
-        if counters.block is not None:
-            terms[counters.block] = -w1 * counters.delta / m
+    excess = {c.block: c.delta for c in (own, running) if c.block is not None}
     # Every candidate counts 1 (waiting, or started before its excess), running jobs K_r.
     constant = float(running_floor(inst).sum()) + inst.candidates.size
-    offset = w2 * g_running / total - w1 * constant / m
+    offset = w2 * g_running / total
+    loss = None
+    if inst.reference:
+        loss = add_mean_loss(model, inst, excess, constant - m, s) if w1 > 0 else None
+        if loss is not None:
+            terms[loss.mean] = np.array([-w1])
+    else:
+        terms.update({block: -w1 * delta / m for block, delta in excess.items()})
+        offset -= w1 * constant / m
     model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
-    return Pooled(model, fam, s, u, own, running)
+    return Pooled(model, fam, s, u, own, running, loss)
 
 
 def placement_rows(model: Model, inst: Instance, fam: Families) -> tuple[Block, Block]:

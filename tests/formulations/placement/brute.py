@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from solver import SolveResult
@@ -25,26 +26,31 @@ def score(
     w1: float,
     penalty: str,
     scope: str,
+    objective: str = "linear",
 ) -> float:
-    """W2·U − W1·Φ for jobs `placed` ({job id: {node: GPUs}}, running ones included)."""
+    """W2·U − W1·Φ for jobs `placed` ({job id: {node: GPUs}}, running ones included), or with
+    `objective="reference"` W2·U − W1·mean over `placed` of 1 − 1/CS (0 if none)."""
     jobs = {job["id"]: job for job in snapshot["jobs"]}
     config = {
         j: (jobs[j]["workload_class"], sum(nodes.values()), len(nodes))
         for j, nodes in placed.items()
     }
-    total_cs = 0.0
+    per_job = []
     for j, nodes in placed.items():
         others = [b for b, their in placed.items() if b != j and set(their) & set(nodes)]
         values = [cs(table, scope, config[j], config[b]) for b in others]
         if penalty == "worst":
-            total_cs += max([1.0, *values])
+            per_job.append(max([1.0, *values]))
         else:
-            total_cs += 1.0 + sum(v - 1.0 for v in values)
+            per_job.append(1.0 + sum(v - 1.0 for v in values))
     m = len(snapshot["jobs"])
-    phi = (total_cs + (m - len(placed))) / m
+    if objective == "reference":
+        penalty_value = sum(1.0 - 1.0 / c for c in per_job) / len(per_job) if per_job else 0.0
+    else:
+        penalty_value = (sum(per_job) + (m - len(placed))) / m
     gpus = sum(node["gpus"] for node in snapshot["nodes"])
     used = sum(sum(nodes.values()) for nodes in placed.values())
-    return (1 - w1) * used / gpus - w1 * phi
+    return (1 - w1) * used / gpus - w1 * penalty_value
 
 
 def choices(
@@ -70,11 +76,27 @@ def brute_force(
     w1: float,
     penalty: str = "worst",
     scope: str = "multi_node",
+    objective: str = "linear",
 ) -> float:
+    """The best score over every placement of the waiting jobs."""
+    return max(
+        score for score, _ in placements(snapshot, table, shapes, w1, penalty, scope, objective)
+    )
+
+
+def placements(
+    snapshot: dict[str, Any],
+    table: dict[tuple[Config, Config], float],
+    shapes: dict[int, list[tuple[int, int]]],
+    w1: float,
+    penalty: str = "worst",
+    scope: str = "multi_node",
+    objective: str = "linear",
+) -> Iterator[tuple[float, dict[str, dict[str, int]]]]:
+    """Every feasible placement ({job id: {node: GPUs}}, running jobs included) with its score."""
     size = {n["id"]: n["gpus"] for n in snapshot["nodes"]}
     running = {j["id"]: j["placement"] for j in snapshot["jobs"] if "placement" in j}
     waiting = [j for j in snapshot["jobs"] if "placement" not in j]
-    best = -float("inf")
     options = [choices(j, snapshot["nodes"], shapes) for j in waiting]
     for combo in itertools.product(*options):
         placed = dict(running)
@@ -89,8 +111,7 @@ def brute_force(
                     load[n] += g
         if any(load[n] > size[n] for n in size):
             continue
-        best = max(best, score(snapshot, table, placed, w1, penalty, scope))
-    return best
+        yield score(snapshot, table, placed, w1, penalty, scope, objective), placed
 
 
 def assert_valid_placement(
@@ -155,7 +176,9 @@ def random_instance(
         if "placement" not in j
         for k in range(1, j["scale_factor"] + 1)
     }
-    table = {(a, b): round(rng.uniform(1.0, 3.0), 3) for a in configs for b in configs}
+    # Sorted: a set's order follows string hashing, which changes from one process to the next.
+    ordered = sorted(configs)
+    table = {(a, b): round(rng.uniform(1.0, 3.0), 3) for a in ordered for b in ordered}
     return {"nodes": nodes, "jobs": jobs}, table
 
 
