@@ -15,9 +15,7 @@ from bench.harness import Case, Row
 from refdata.chronus import philly_like_snapshot
 from simulator.config import SimConfig
 from simulator.engine import Engine
-from simulator.sources import TraceSpec
-from simulator.trace import Trace
-from simulator.traces.chronus import MIX2_FIRST_2H
+from simulator.sources import chronus_sample
 
 GROUP = "deadline_admission"
 
@@ -63,19 +61,6 @@ def cases() -> list[Case]:
 REPLAY_JOBS, REPLAY_GPUS = 79, 16
 
 
-def mix2_slice(jobs: int = REPLAY_JOBS, gpus: int = REPLAY_GPUS) -> Trace:
-    """The first `jobs` of the bundled MIX2 sample on `gpus` GPUs, arrivals spaced so that 32
-    GPUs would be offered 80 % of their time (as in the deadlines notebook)."""
-    trace = TraceSpec("chronus", str(MIX2_FIRST_2H), jobs=jobs).load_trace()
-    arrival = [j.arrival for j in trace.jobs]
-    work = sum(j.scale_factor * j.total_steps / j.throughput["gpu"] for j in trace.jobs)
-    load = (max(arrival) - min(arrival)) / (work / (32 * 0.8))
-    spec = TraceSpec(
-        "chronus", str(MIX2_FIRST_2H), jobs=jobs, load=load, cluster={"gpu": gpus}, gpus_per_node=8
-    )
-    return spec.load_trace()
-
-
 def run_replay(case: Case, call_seconds: float, options: dict[str, Any]) -> Row:
     """The simulator's replay, the policy asked every `call_seconds` on 20-minute leases with
     90 s of checkpoint/restore per move. Objective: the share of SLO jobs meeting a deadline."""
@@ -87,7 +72,7 @@ def run_replay(case: Case, call_seconds: float, options: dict[str, Any]) -> Row:
         call_seconds=call_seconds,
     )
     started = time.perf_counter()
-    result = Engine(mix2_slice(), config).run()
+    result = Engine(chronus_sample(REPLAY_JOBS, REPLAY_GPUS), config).run()
     s = result.summary
     return Row(
         case=case,

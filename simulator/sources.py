@@ -149,3 +149,20 @@ def scale_load(trace: Trace, load: float) -> Trace:
 
 def _scaled(trace: Trace, load: float | None) -> Trace:
     return trace if load is None or load == 1.0 else scale_load(trace, load)
+
+
+def chronus_sample(jobs: int, gpus: int, path: Path | None = None) -> Trace:
+    """The first `jobs` of a bundled Chronus sample (MIX2's first two hours by default) on one
+    type of `gpus` GPUs in 8-GPU nodes, arrivals spaced so that 32 GPUs would be offered 80 % of
+    their time, as in the deadlines notebook: contended below 32 GPUs."""
+    from simulator.traces.chronus import MIX2_FIRST_2H
+
+    source = str(path or MIX2_FIRST_2H)
+    trace = TraceSpec("chronus", source, jobs=jobs).load_trace()
+    arrival = [j.arrival for j in trace.jobs]
+    work = sum(j.scale_factor * j.total_steps / j.throughput["gpu"] for j in trace.jobs)
+    load = (max(arrival) - min(arrival)) / (work / (32 * 0.8))
+    spec = TraceSpec(
+        "chronus", source, jobs=jobs, load=load, cluster={"gpu": gpus}, gpus_per_node=8
+    )
+    return spec.load_trace()

@@ -6,6 +6,7 @@ size the suite runs); the kernel inherits this process's environment.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,3 +64,10 @@ def text(cell: Any) -> str:
         elif "text/plain" in output.get("data", {}):
             parts.append(output["data"]["text/plain"])
     return "".join(parts)
+
+
+def quoted(notebook: Any) -> dict[str, Any]:
+    """The JSON line the last code cell prints: the numbers a reader would quote."""
+    last = list(code_cells(notebook))[-1]
+    numbers: dict[str, Any] = json.loads(text(last).strip().splitlines()[-1])
+    return numbers

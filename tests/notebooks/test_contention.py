@@ -6,12 +6,12 @@ gangs and preempt for free in this simulator) keep the shorter tail, SRTF close 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from tests.notebooks.kernel import code_cells, execute, images, text
+from tests.notebooks.kernel import code_cells, execute, images
+from tests.notebooks.kernel import quoted as read_quoted
 
 
 @pytest.fixture(scope="module")
@@ -21,10 +21,7 @@ def notebook() -> Any:
 
 @pytest.fixture(scope="module")
 def quoted(notebook: Any) -> dict[str, Any]:
-    """The JSON line the last cell prints: the numbers a reader would quote."""
-    last = list(code_cells(notebook))[-1]
-    numbers: dict[str, Any] = json.loads(text(last).strip().splitlines()[-1])
-    return numbers
+    return read_quoted(notebook)
 
 
 @pytest.fixture(scope="module")

@@ -5,14 +5,14 @@ removing a GPU type never raises the best throughput while adding GPUs never low
 
 from __future__ import annotations
 
-import json
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.notebooks.kernel import code_cells, execute, images, text
+from tests.notebooks.kernel import code_cells, execute, images
+from tests.notebooks.kernel import quoted as read_quoted
 
 # (fairness axis, other axis, +1 if more of the other axis is better, −1 if less is)
 PANELS = {
@@ -31,10 +31,7 @@ def notebook() -> Any:
 
 @pytest.fixture(scope="module")
 def quoted(notebook: Any) -> dict[str, Any]:
-    """The JSON line the last cell prints: the numbers a reader would quote."""
-    last = list(code_cells(notebook))[-1]
-    numbers: dict[str, Any] = json.loads(text(last).strip().splitlines()[-1])
-    return numbers
+    return read_quoted(notebook)
 
 
 def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:

@@ -4,12 +4,12 @@ JCT (physical trace and every load), the makespan of a batch and the worst finis
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
-from tests.notebooks.kernel import code_cells, execute, images, text
+from tests.notebooks.kernel import code_cells, execute, images
+from tests.notebooks.kernel import quoted as read_quoted
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +19,7 @@ def notebook() -> Any:
 
 @pytest.fixture(scope="module")
 def quoted(notebook: Any) -> dict[str, Any]:
-    """The JSON line the last cell prints: the numbers a reader would quote."""
-    last = list(code_cells(notebook))[-1]
-    numbers: dict[str, Any] = json.loads(text(last).strip().splitlines()[-1])
-    return numbers
+    return read_quoted(notebook)
 
 
 def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:

@@ -10,9 +10,7 @@ import pytest
 from refdata.chronus import load_mix2_head, replay, replay_jobs
 from simulator.config import SimConfig
 from simulator.engine import Engine
-from simulator.sources import TraceSpec
-from simulator.trace import Trace
-from simulator.traces.chronus import MIX2_FIRST_2H
+from simulator.sources import chronus_sample
 
 
 def test_every_guaranteed_job_finishes_by_its_deadline_in_the_replay() -> None:
@@ -35,19 +33,6 @@ def test_every_guaranteed_job_finishes_by_its_deadline_in_the_replay() -> None:
 # ---- the simulator's replay ----------------------------------------------------------------
 
 
-def mix2_slice(jobs: int, gpus: int) -> Trace:
-    """The first `jobs` of the bundled MIX2 sample on `gpus` GPUs, arrivals spaced so that 32
-    GPUs would be offered 80 % of their time (as in the deadlines notebook): contended here."""
-    trace = TraceSpec("chronus", str(MIX2_FIRST_2H), jobs=jobs).load_trace()
-    arrival = [j.arrival for j in trace.jobs]
-    work = sum(j.scale_factor * j.total_steps / j.throughput["gpu"] for j in trace.jobs)
-    load = (max(arrival) - min(arrival)) / (work / (32 * 0.8))
-    spec = TraceSpec(
-        "chronus", str(MIX2_FIRST_2H), jobs=jobs, load=load, cluster={"gpu": gpus}, gpus_per_node=8
-    )
-    return spec.load_trace()
-
-
 @pytest.mark.parametrize("call_seconds", [1200.0, 300.0])
 def test_the_simulated_replay_breaks_no_guarantee_at_either_call_frequency(
     call_seconds: float,
@@ -60,7 +45,7 @@ def test_the_simulated_replay_breaks_no_guarantee_at_either_call_frequency(
         preemption_seconds=90.0,
         call_seconds=call_seconds,
     )
-    result = Engine(mix2_slice(79, 16), config).run()
+    result = Engine(chronus_sample(79, 16), config).run()
     summary = result.summary
     assert summary["finished"] == 79
     assert summary["guarantees_broken"] == 0 and summary["guaranteed_missed"] == 0
