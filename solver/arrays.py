@@ -11,7 +11,8 @@ from operator import attrgetter
 import numpy as np
 from numpy.typing import NDArray
 
-from solver.snapshot import Snapshot
+from solver.snapshot import Job, Snapshot
+from solver.snapshot.columns import JobColumns
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -58,33 +59,27 @@ class ClusterArrays:
     @classmethod
     def from_snapshot(cls, snapshot: Snapshot) -> ClusterArrays:
         gpu_names = [g.name for g in snapshot.gpu_types]
-        column = {name: k for k, name in enumerate(gpu_names)}
         jobs = snapshot.jobs
-        m = len(jobs)
-        # One pass over the jobs reads every field (attrgetter and zip run in C: at a million
-        # jobs, a comprehension per field was 2.5 s), then the arrays are built from columns.
-        fields = list(zip(*map(_FIELDS, jobs), strict=True)) if m else [()] * len(_NAMES)
-        col = dict(zip(_NAMES, fields, strict=True))
-        throughput = np.zeros((m, len(gpu_names)))
-        per_job: tuple[dict[str, float], ...] = col["throughput"]
-        rows = np.repeat(np.arange(m), list(map(len, per_job)))
-        names = list(chain.from_iterable(per_job))
-        throughput[rows, list(map(column.__getitem__, names))] = list(
-            chain.from_iterable(map(dict.values, per_job))
-        )
+        if isinstance(jobs, JobColumns) and jobs.gpu_names == gpu_names:
+            # Validated as columns: the arrays are there, no `Job` object need be built (copied,
+            # as a formulation may write into its problem's arrays).
+            ids, throughput, scale = jobs.ids, jobs.throughput.copy(), jobs.scale_factor.copy()
+            reals = {name: values.copy() for name, values in jobs.reals.items()}
+        else:
+            ids, throughput, scale, reals = _from_jobs(jobs, gpu_names)
         return cls(
-            job_ids=list(col["id"]),
+            job_ids=list(ids),
             gpu_names=gpu_names,
             throughput=throughput,
-            scale_factor=np.array(col["scale_factor"], dtype=float),
-            weight=np.array(col["weight"], dtype=float),
+            scale_factor=scale,
+            weight=reals["weight"],
             gpu_count=np.array([g.count for g in snapshot.gpu_types], dtype=float),
             price_per_hour=_optional([g.price_per_hour for g in snapshot.gpu_types]),
-            steps_remaining=_optional(col["steps_remaining"]),
-            time_since_start=_optional(col["time_since_start"]),
-            arrival_time=_optional(col["arrival_time"]),
-            isolated_time_done=_optional(col["isolated_time_done"]),
-            deadline=_optional(col["deadline"]),
+            steps_remaining=reals["steps_remaining"],
+            time_since_start=reals["time_since_start"],
+            arrival_time=reals["arrival_time"],
+            isolated_time_done=reals["isolated_time_done"],
+            deadline=reals["deadline"],
             now=snapshot.now,
         )
 
@@ -120,3 +115,25 @@ class ClusterArrays:
                 "it can run on"
             )
         return reasons
+
+
+def _from_jobs(
+    jobs: Sequence[Job], gpu_names: list[str]
+) -> tuple[list[str], FloatArray, FloatArray, dict[str, FloatArray]]:
+    """Ids, throughput matrix, scale factors and the real-valued fields read from `Job`s."""
+    column = {name: k for k, name in enumerate(gpu_names)}
+    m = len(jobs)
+    # One pass over the jobs reads every field (attrgetter and zip run in C: at a million
+    # jobs, a comprehension per field was 2.5 s), then the arrays are built from columns.
+    fields = list(zip(*map(_FIELDS, jobs), strict=True)) if m else [()] * len(_NAMES)
+    col = dict(zip(_NAMES, fields, strict=True))
+    throughput = np.zeros((m, len(gpu_names)))
+    per_job: tuple[dict[str, float], ...] = col["throughput"]
+    rows = np.repeat(np.arange(m), list(map(len, per_job)))
+    names = list(chain.from_iterable(per_job))
+    throughput[rows, list(map(column.__getitem__, names))] = list(
+        chain.from_iterable(map(dict.values, per_job))
+    )
+    reals = {name: _optional(col[name]) for name in _NAMES[4:]}
+    reals["weight"] = np.array(col["weight"], dtype=float)
+    return list(col["id"]), throughput, np.array(col["scale_factor"], dtype=float), reals

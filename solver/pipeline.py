@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -215,25 +216,7 @@ def to_result(
     if eff is None:
         eff = np.einsum("jk,jk->j", problem.throughput, x)
     used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
-    share = outcome.normalized_share.tolist() if outcome.normalized_share is not None else None
-    allocations = allocation_dicts(problem.gpu_names, x)
-    n = problem.num_jobs
-    metrics = [dict(zip(outcome.job_metrics, row, strict=True)) for row in _metric_rows(outcome)]
-    shares = share if share is not None else [None] * n
-    why = _reasons(outcome, eff, x)
-    places = outcome.placements
-    jobs = [
-        JobResult(
-            job_id,
-            allocations[j],
-            e,
-            shares[j],
-            why[j],
-            metrics[j] if metrics else {},
-            places.get(j),
-        )
-        for j, (job_id, e) in enumerate(zip(problem.job_ids, eff.tolist(), strict=True))
-    ]
+    jobs = job_results(problem, outcome, eff, x)
     gpu_types = [
         GpuTypeUsage(
             name=name,
@@ -277,6 +260,29 @@ def _finite(outcome: Outcome) -> Outcome:
     outcome.status = Status.ERROR
     outcome.objective = None
     return outcome
+
+
+def job_results(
+    problem: ClusterArrays, outcome: Outcome, eff: np.ndarray, x: np.ndarray
+) -> list[JobResult]:
+    """One `JobResult` per job, built column-wise (`map` runs in C: at a million jobs, a loop
+    indexing each column per job was most of the result's time)."""
+    n = problem.num_jobs
+    share = outcome.normalized_share
+    keys = tuple(outcome.job_metrics)
+    metrics = map(dict, map(zip, repeat(keys), _metric_rows(outcome))) if keys else None
+    return list(
+        map(
+            JobResult,
+            problem.job_ids,
+            allocation_dicts(problem.gpu_names, x),
+            eff.tolist(),
+            share.tolist() if share is not None else repeat(None, n),
+            _reasons(outcome, eff, x),
+            metrics if metrics is not None else map(dict, repeat((), n)),
+            map(outcome.placements.get, range(n)),
+        )
+    )
 
 
 def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> list[str | None]:

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_serializer,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from solver.errors import InputError
 from solver.snapshot.checks import consistency_errors
+from solver.snapshot.columns import job_columns
 from solver.snapshot.contention import ContentionTable
 from solver.snapshot.jobs import GpuType, Job
 from solver.snapshot.nodes import Node, fill_derived_fields
@@ -53,6 +60,11 @@ class Snapshot(Strict):
         default=None, description="Contention-sensitivity table (placement policies)."
     )
 
+    @field_serializer("jobs", mode="wrap")
+    def _jobs_as_list(self, jobs: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # Jobs checked as columns (`solver.snapshot.columns`) serialize as the list they stand for.
+        return handler(jobs if isinstance(jobs, list) else list(jobs))
+
     @model_validator(mode="before")
     @classmethod
     def _derive(cls, data: Any) -> Any:
@@ -79,7 +91,31 @@ class Snapshot(Strict):
 
 def parse_snapshot(data: Any) -> Snapshot:
     """Validate a decoded JSON document into a snapshot, or raise `InputError`."""
+    fast = _by_columns(data)
+    if fast is not None:
+        return fast
     try:
         return Snapshot.model_validate(data)
     except ValidationError as exc:
         raise InputError.from_validation(exc, ("snapshot",)) from None
+
+
+def _by_columns(data: Any) -> Snapshot | None:
+    """The snapshot with its jobs validated as columns (`solver.snapshot.columns`), or None for
+    the full validation to decide. The rest of the document is validated as always, without
+    its jobs: then no cross-field rule can involve a job except the ones checked here (ids
+    unique, throughputs naming known types), the columns' fields carrying no other."""
+    if (
+        not isinstance(data, dict)
+        or data.get("job_pairs")
+        or not isinstance(data.get("jobs"), list)
+    ):
+        return None
+    try:
+        rest = Snapshot.model_validate({**data, "jobs": []})
+    except ValidationError:
+        return None
+    jobs = job_columns(data["jobs"], [g.name for g in rest.gpu_types])
+    if jobs is None:
+        return None
+    return rest.model_copy(update={"jobs": jobs})
