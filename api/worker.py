@@ -93,11 +93,8 @@ def _solve(body: bytes | str, limits: Limits) -> Answer:
         result = solve(snapshot, policy=policy, options=options)
         result.solver.validate_seconds += parsed
         result.solver.total_seconds += parsed
-    except _Malformed as bad:
-        return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
-    except InputError as exc:
-        errors = field_problems(exc.errors)
-        return _problem(422, summary(errors), errors)
+    except (_Malformed, InputError) as exc:
+        return _refused(exc)
     finally:
         _alarm(0.0)
     meta = {
@@ -138,11 +135,8 @@ def _round(body: bytes | str, limits: Limits) -> Answer:
             options = _apply_limits(envelope, limits)
             _alarm(float(options["time_limit"]) + limits.grace)
         answer = round_result(request, options)
-    except _Malformed as bad:
-        return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
-    except InputError as exc:
-        errors = field_problems(exc.errors)
-        return _problem(422, summary(errors), errors)
+    except (_Malformed, InputError) as exc:
+        return _refused(exc)
     finally:
         _alarm(0.0)
     meta = {
@@ -152,6 +146,14 @@ def _round(body: bytes | str, limits: Limits) -> Answer:
         "solve_seconds": time.perf_counter() - started,
     }
     return Answer(200, answer.__pydantic_serializer__.to_json(answer), JSON, meta)
+
+
+def _refused(exc: _Malformed | InputError) -> Answer:
+    """A body that is not JSON (400), or input refused field by field (422)."""
+    if isinstance(exc, _Malformed):
+        return _problem(400, exc.detail, [{"loc": ["body"], "msg": exc.detail, "type": "json"}])
+    errors = field_problems(exc.errors)
+    return _problem(422, summary(errors), errors)
 
 
 class CompareEnvelope(BaseModel):
@@ -187,11 +189,8 @@ def _compare(body: bytes | str, limits: Limits) -> Answer:
         options = _apply_limits(envelope, limits)
         _alarm(2 * float(options["time_limit"]) + limits.grace)
         answer = compare(request.before, request.after, request.patch, request.policy, options)
-    except _Malformed as bad:
-        return _problem(400, bad.detail, [{"loc": ["body"], "msg": bad.detail, "type": "json"}])
-    except InputError as exc:
-        errors = field_problems(exc.errors)
-        return _problem(422, summary(errors), errors)
+    except (_Malformed, InputError) as exc:
+        return _refused(exc)
     finally:
         _alarm(0.0)
     meta = {
