@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from solver.sparse import sp
 
 INF = float("inf")
 

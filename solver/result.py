@@ -186,7 +186,7 @@ ADVISORY = (
 
 
 class JobChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     change: str = Field(description="both, added or removed.")
@@ -206,7 +206,7 @@ class JobChange(BaseModel):
 
 
 class GpuChange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     available_before: int
@@ -216,7 +216,7 @@ class GpuChange(BaseModel):
 
 
 class Comparison(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     advisory: str = ADVISORY
     policy: str

@@ -1,0 +1,34 @@
+"""scipy.sparse, imported without numpy's subpackages that no array namespace uses.
+
+Importing scipy.sparse imports scipy's array-API layer, which copies the numpy namespace by
+reading every name numpy exports (`from numpy import *`, then `dir(numpy)`). Three of those
+names are lazily loaded subpackages that no array namespace has and a solve never runs: `f2py`
+(the Fortran wrapper generator), `testing` and `polynomial`. Reading them imports all three,
+about 0.14 s of a CLI solve. While scipy.sparse is first imported, numpy's export lists leave
+those three out; both lists are restored at once, and `import numpy.testing` and the others
+work as usual for anyone who uses them.
+
+The model layer imports scipy.sparse from here, so this runs first on every entry point (CLI,
+library, service); once scipy.sparse is loaded it changes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+_NOT_COPIED = frozenset({"f2py", "testing", "polynomial"})
+
+if "scipy.sparse" in sys.modules:
+    import scipy.sparse as sp
+else:
+    _all, _dir = np.__all__, np.__dir__
+    np.__all__ = [name for name in _all if name not in _NOT_COPIED]
+    np.__dir__ = lambda: [name for name in _dir() if name not in _NOT_COPIED]  # type: ignore[method-assign]
+    try:
+        import scipy.sparse as sp
+    finally:
+        np.__all__, np.__dir__ = _all, _dir  # type: ignore[method-assign]
+
+__all__ = ["sp"]
