@@ -3,13 +3,15 @@
 Importing scipy.sparse imports scipy's array-API layer, which copies the numpy namespace by
 reading every name numpy exports (`from numpy import *`, then `dir(numpy)`). Three of those
 names are lazily loaded subpackages that no array namespace has and a solve never runs: `f2py`
-(the Fortran wrapper generator), `testing` and `polynomial`. Reading them imports all three,
-about 0.14 s of a CLI solve. While scipy.sparse is first imported, numpy's export lists leave
-those three out; both lists are restored at once, and `import numpy.testing` and the others
-work as usual for anyone who uses them.
+(the Fortran wrapper generator), `testing` and `polynomial`; reading them imports all three, a
+large part of a CLI solve's start-up. While scipy.sparse is first imported, numpy's export lists
+leave those three out; both lists are restored at once, and `import numpy.testing` and the
+others work as usual for anyone who uses them.
 
-The model layer imports scipy.sparse from here, so this runs first on every entry point (CLI,
-library, service); once scipy.sparse is loaded it changes nothing.
+The model layer imports scipy.sparse from here, and a solve (CLI, library, service) imports the
+model layer before any formulation, so this import is the first. Importing a formulation module
+on its own may load scipy directly: that costs only the time. Once scipy.sparse is loaded this
+module changes nothing.
 """
 
 from __future__ import annotations

@@ -234,8 +234,8 @@ def run() -> None:
     sys.stdout.flush()
     code = main()
     # The interpreter's shutdown runs full collections over every object the imports created
-    # (scipy, pydantic, the solver library): about 0.1 s, a sixth of a whole max-min solve.
-    # A finished command holds nothing that needs collecting, so those objects are set aside;
+    # (scipy, pydantic, the solver library), a sizeable part of a short command's time. A
+    # finished command holds nothing that needs collecting, so those objects are set aside;
     # every module's cleanup still runs and the output streams are still flushed.
     gc.freeze()
     raise SystemExit(code)
