@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from simulator.state import IntArray, JobTable
+from solver.status import Status
 
 if TYPE_CHECKING:
     from solver.result import SolveResult
     from solver.snapshot import Snapshot
 
-#: Statuses whose allocation may be enacted (an incumbent within a limit is still a decision).
-USABLE = frozenset({"optimal", "feasible", "fallback", "time_limit"})
+#: Statuses whose allocation may be enacted (an incumbent within a limit is still a decision);
+#: the one vocabulary's own set, by value, since answers may come over HTTP.
+USABLE = frozenset(status.value for status in Status if status.has_solution)
 #: A saturated service answers 503 with Retry-After; a scheduler waits and asks again.
 HTTP_ATTEMPTS = 20
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from solver.pipeline import ExportedModel, export_model, solve
     from solver.result import GpuTypeUsage, JobResult, SolveResult, SolverReport
     from solver.snapshot import GpuType, Job, Snapshot, parse_snapshot
-    from solver.status import Status
+    from solver.status import Status, Termination
 
 _WHERE = {
     "ExportedModel": "solver.pipeline",
@@ -37,6 +37,7 @@ _WHERE = {
     "Snapshot": "solver.snapshot",
     "parse_snapshot": "solver.snapshot",
     "Status": "solver.status",
+    "Termination": "solver.status",
 }
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "SolveResult",
     "SolverReport",
     "Status",
+    "Termination",
     "export_model",
     "parse_snapshot",
     "solve",

@@ -1,13 +1,15 @@
 """The context a formulation solves its models in: the request's options, one time budget for
 every model, the backend chosen by capability, and the books on what was solved.
 
-A formulation asks; the context answers with a `Solution` and keeps its own statistics. Nothing
-a policy learns travels back through it: the policy returns that in its `Outcome`.
+A formulation asks with a `SolveRequest`; the context answers with a `Solution`. Nothing a
+policy learns travels back through the context: the policy returns that in its `Outcome`. Model
+export is its own build-only path (`ExportContext`), invisible to formulations.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,7 +33,7 @@ from solver.backends import (
 from solver.errors import InputError
 from solver.model import CompiledModel, Model
 from solver.options import SolveOptions
-from solver.status import Status
+from solver.status import Status, Termination
 
 Start = tuple[NDArray[np.int64], NDArray[np.float64]]
 #: The least a model is ever given: a solver asked for 0 s would not even read its start.
@@ -70,35 +72,100 @@ class TimeBudget:
         return max(fraction * self.seconds - self.elapsed(), MIN_SECONDS)
 
 
+@dataclass(frozen=True)
+class SolveRequest:
+    """One model to solve, with the formulation's preferences for it (used where the user set
+    none): `lp_method` and `mip_gap`; `start`, a MILP starting point (column indices, values)
+    for backends that take one; `relax` drops integrality; `time_limit` caps this model below
+    what is left of the budget; `tuning` holds per-backend search settings that pay off on the
+    formulation's models; `on_incumbent` watches a MILP's improving solutions and `on_bound`
+    its dual bound where the backend can. `auxiliary` marks a model that is not the policy's own
+    (a shortcut, a relaxation for a bound, a starting point): a build-only run (`export_model`)
+    leaves it unsolved, so the policy goes on to the model it stands for."""
+
+    model: Model
+    lp_method: LpMethod = LpMethod.AUTO
+    mip_gap: float | None = None
+    start: Start | None = None
+    relax: bool = False
+    time_limit: float | None = None
+    tuning: Mapping[str, Mapping[str, Scalar]] = field(default_factory=dict)
+    on_incumbent: OnIncumbent | None = None
+    on_bound: OnBound | None = None
+    auxiliary: bool = False
+
+
+@dataclass(frozen=True)
+class SolveStats:
+    """What one solve cost and what it solved, for the request's solver report."""
+
+    backend: str
+    solver: str
+    iterations: int
+    build_seconds: float
+    solve_seconds: float
+    size: tuple[int, int, int, int]  # columns, rows, nonzeros, integer columns
+
+    @classmethod
+    def of(cls, compiled: CompiledModel, solution: Solution, compile_seconds: float) -> SolveStats:
+        size = (
+            compiled.num_cols,
+            compiled.num_rows,
+            int(compiled.matrix.nnz),
+            int(compiled.integer.sum()),
+        )
+        return cls(
+            solution.backend,
+            solution.solver,
+            solution.iterations,
+            compile_seconds + solution.build_seconds,
+            solution.solve_seconds,
+            size,
+        )
+
+
+class RecordedSession:
+    """A backend's kept model whose every re-solve is booked like a cold one."""
+
+    def __init__(
+        self,
+        session: Session,
+        compiled: CompiledModel,
+        books: list[SolveStats],
+        compile_seconds: float,
+    ) -> None:
+        self._session, self.compiled, self._books = session, compiled, books
+        self.change_coefficients = session.change_coefficients
+        self.change_row_bounds = session.change_row_bounds
+        self.change_col_bounds = session.change_col_bounds
+        self.change_col_costs = session.change_col_costs
+        self.keep_point = session.keep_point
+        # The model layer's compile is booked with the first solve.
+        self._compile_seconds = compile_seconds
+
+    def solve(self) -> Solution:
+        solution = self._session.solve()
+        self._books.append(SolveStats.of(self.compiled, solution, self._compile_seconds))
+        self._compile_seconds = 0.0
+        return solution
+
+
 @dataclass
 class SolveContext:
-    """Runs a formulation's models on a backend chosen by capability and keeps the books.
+    """Runs a formulation's models on a backend chosen by capability.
 
-    With `export_path` set it is build-only: the first model a policy asks to solve is written
-    there (.lp or .mps) by a backend that exports, and every solve answers `error` ("exported,
-    not solved"), so the policy ends as it would on a failed solve. Every policy gets model
-    export this way without code of its own.
+    What a solve says travels back in its `Solution`, and what the policy makes of it in its
+    `Outcome`; the context keeps only the books (`books`: one entry per solve, appended, never
+    read by a formulation), from which the pipeline writes the solver report's counters.
     """
 
     options: SolveOptions
-    export_path: str | None = None
     budget: TimeBudget = field(default_factory=lambda: TimeBudget(None))
-    build_seconds: float = 0.0
-    solve_seconds: float = 0.0
-    solves: int = 0
-    iterations: int = 0
-    last: Solution | None = None
-    exported: CompiledModel | None = None
-    backends_used: list[str] = field(default_factory=list)
-    size: tuple[int, int, int, int] = (0, 0, 0, 0)
+    books: list[SolveStats] = field(default_factory=list)
 
     @classmethod
-    def for_request(cls, options: SolveOptions, export_path: str | None = None) -> SolveContext:
-        return cls(options, export_path, TimeBudget(options.time_limit))
-
-    @property
-    def exporting(self) -> bool:
-        return self.export_path is not None
+    def for_request(cls, options: SolveOptions) -> SolveContext:
+        return cls(options, TimeBudget(options.time_limit))
 
     def settings(
         self,
@@ -131,86 +198,78 @@ class SolveContext:
         method = self.settings(lp_method).lp_method
         return choose_backend(self.options.backend, is_mip, method, wants)
 
-    def solve(
-        self,
-        model: Model,
-        lp_method: LpMethod = LpMethod.AUTO,
-        mip_gap: float | None = None,
-        start: Start | None = None,
-        relax: bool = False,
-        time_limit: float | None = None,
-        tuning: dict[str, dict[str, Scalar]] | None = None,
-        on_incumbent: OnIncumbent | None = None,
-        on_bound: OnBound | None = None,
-    ) -> Solution:
-        """Compile and solve one model. `lp_method` and `mip_gap` are the formulation's
-        preferences, used when the user did not set them; `start` is a MILP starting point
-        (column indices, values) for backends that take one; `relax` drops integrality (after
-        export, so an exported model is the MILP itself); `time_limit` caps this model below
-        what is left of the budget; `tuning` holds per-backend search settings that pay off on
-        the formulation's models; `on_incumbent` watches a MILP's improving solutions and
-        `on_bound` its dual bound where the backend can."""
+    def solve(self, request: SolveRequest) -> Solution:
+        """Compile and solve one model (see `SolveRequest`)."""
         started = time.perf_counter()
-        compiled = model.compile()
-        self.build_seconds += time.perf_counter() - started
-        if self.export_path is not None:
-            return self._export(compiled)
-        if relax:
+        compiled = request.model.compile()
+        compile_seconds = time.perf_counter() - started
+        if request.relax:
             compiled = replace(compiled, integer=np.zeros_like(compiled.integer))
         settings = replace(
-            self.settings(lp_method, mip_gap, start, time_limit),
-            tuning=tuning or {},
-            on_incumbent=on_incumbent,
-            on_bound=on_bound,
+            self.settings(request.lp_method, request.mip_gap, request.start, request.time_limit),
+            tuning=request.tuning,
+            on_incumbent=request.on_incumbent,
+            on_bound=request.on_bound,
         )
         backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
         _check_mip(backend, settings.solver, compiled)
-        return self.record(compiled, backend.solve(compiled, settings))
+        solution = backend.solve(compiled, settings)
+        self.books.append(SolveStats.of(compiled, solution, compile_seconds))
+        return solution
 
-    def session(self, model: Model, lp_method: LpMethod) -> tuple[CompiledModel, Session] | None:
+    def session(self, model: Model, lp_method: LpMethod) -> RecordedSession | None:
         """The compiled model kept by a backend that can re-solve it warm, or None when the
-        chosen backend cannot (or the context only exports): the caller then solves cold."""
-        if self.export_path is not None:
-            return None
+        chosen backend cannot: the caller then solves cold."""
         backend = self.backend_for(False, lp_method, frozenset({Feature.SESSION}))
         if Feature.SESSION not in backend.features_for(self.options.solver):
             return None
         started = time.perf_counter()
         compiled = model.compile()
-        self.build_seconds += time.perf_counter() - started
-        return compiled, backend.session(compiled, self.settings(lp_method))
+        seconds = time.perf_counter() - started
+        session = backend.session(compiled, self.settings(lp_method))
+        return RecordedSession(session, compiled, self.books, seconds)
 
-    def record(self, compiled: CompiledModel, solution: Solution) -> Solution:
-        """Book a solve made outside `solve` (a warm re-solve of a session)."""
-        if solution.backend not in self.backends_used:
-            self.backends_used.append(solution.backend)
-        self.build_seconds += solution.build_seconds
-        self.solve_seconds += solution.solve_seconds
-        self.solves += 1
-        self.iterations += solution.iterations
-        self.last = solution
-        self.size = (
-            compiled.num_cols,
-            compiled.num_rows,
-            int(compiled.matrix.nnz),
-            int(compiled.integer.sum()),
-        )
-        return solution
 
-    def _export(self, compiled: CompiledModel) -> Solution:
-        writer = exporter()
-        if self.exported is None:
-            assert self.export_path is not None
-            writer.export(compiled, self.export_path)
-            self.exported = compiled
-        return Solution(
-            Status.ERROR,
-            None,
-            np.zeros(compiled.num_cols),
-            backend=writer.name,
-            solver="export",
-            detail="exported, not solved",
-        )
+class Captured(Exception):
+    """A build-only run reached the policy's own model: here it is, compiled and written."""
+
+    def __init__(self, compiled: CompiledModel) -> None:
+        super().__init__(compiled.name)
+        self.compiled = compiled
+
+
+class ExportContext(SolveContext):
+    """A build-only context: the first model a policy asks to solve that is its own (not
+    `auxiliary`) is written to `path` (.lp or .mps) by a backend that exports, and the run ends
+    there (`Captured`). Auxiliary models are left unsolved (`not_solved`), so the policy goes on
+    to its own. Every policy gets model export this way without code of its own."""
+
+    def __init__(self, options: SolveOptions, path: str) -> None:
+        super().__init__(options, TimeBudget(options.time_limit))
+        self.path = path
+
+    def solve(self, request: SolveRequest) -> Solution:
+        if request.auxiliary:
+            return Solution(
+                Status.ERROR,
+                None,
+                np.zeros(0),
+                backend="export",
+                solver="export",
+                detail="a build-only run solves no model",
+                termination=Termination.NOT_SOLVED,
+            )
+        self._capture(request.model)
+        raise AssertionError("unreachable: _capture always raises")
+
+    def session(self, model: Model, lp_method: LpMethod) -> RecordedSession | None:
+        self._capture(model)
+        return None
+
+    def _capture(self, model: Model) -> None:
+        compiled = model.compile()
+        exporter().export(compiled, self.path)
+        raise Captured(compiled)
 
 
 def _check_mip(backend: Backend, solver: str | None, model: CompiledModel) -> None:
@@ -225,17 +284,21 @@ def _check_mip(backend: Backend, solver: str | None, model: CompiledModel) -> No
         )
 
 
-def describe(ctx: SolveContext) -> dict[str, Any]:
-    """The context's books, for the solver report."""
-    cols, rows, nnz, ints = ctx.size
+def describe(books: list[SolveStats], backend: str) -> dict[str, Any]:
+    """The books of a request, for the solver report: the backends in the order first used,
+    totals, and the size of the last model solved."""
+    last = books[-1] if books else None
+    cols, rows, nnz, ints = last.size if last else (0, 0, 0, 0)
+    used = list(dict.fromkeys(entry.backend for entry in books))
     return {
-        "backend": "+".join(ctx.backends_used) or ctx.options.backend,
-        "solves": ctx.solves,
-        "iterations": ctx.iterations,
+        "backend": "+".join(used) or backend,
+        "solver": last.solver if last else "none",
+        "solves": len(books),
+        "iterations": sum(entry.iterations for entry in books),
         "variables": cols,
         "constraints": rows,
         "nonzeros": nnz,
         "integer_variables": ints,
-        "build_seconds": ctx.build_seconds,
-        "solve_seconds": ctx.solve_seconds,
+        "build_seconds": sum(entry.build_seconds for entry in books),
+        "solve_seconds": sum(entry.solve_seconds for entry in books),
     }

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from solver.arrays import ClusterArrays
 from solver.backends import AUTO, backend_names, capable_of, get_backend
-from solver.context import SolveContext, describe
+from solver.context import Captured, ExportContext, SolveContext, describe
 from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
 from solver.policy import Outcome, Policy
@@ -111,10 +111,11 @@ def export_model(
             ("export",), f"{target!r}: give a file ending in {' or '.join(EXPORT_SUFFIXES)}"
         )
     snap, chosen, common, own = prepare(snapshot, policy, options or {})
-    ctx = SolveContext.for_request(common, export_path=target)
-    chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ctx)
-    m = ctx.exported
-    if m is None:
+    try:
+        chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ExportContext(common, target))
+    except Captured as captured:
+        m = captured.compiled
+    else:
         return None
     ints = int(m.integer.sum())
     return ExportedModel(target, m.name, m.num_cols, m.num_rows, int(m.matrix.nnz), ints)
@@ -230,12 +231,13 @@ def to_result(
         schema_version="1",
         policy=policy.name,
         status=outcome.status,
+        termination=outcome.verdict[0],
         objective=outcome.objective,
         objective_name=outcome.objective_name,
         jobs=jobs,
         gpu_types=gpu_types,
-        summary=outcome.summary,
-        warnings=outcome.warnings,
+        summary=dict(outcome.summary),
+        warnings=list(outcome.warnings),
         solver=report(ctx, outcome),
         explanation=_explanation(problem, outcome, x, used) if ctx.options.explain else None,
     )
@@ -256,10 +258,9 @@ def _finite(outcome: Outcome) -> Outcome:
     value = outcome.objective
     if value is None or np.isfinite(value) or not outcome.status.has_solution:
         return outcome
-    outcome.warnings.append(f"the objective came out as {value}; the solution is not trusted")
-    outcome.status = Status.ERROR
-    outcome.objective = None
-    return outcome
+    return outcome.but(status=Status.ERROR, objective=None).warned(
+        f"the objective came out as {value}; the solution is not trusted"
+    )
 
 
 def job_results(
@@ -325,13 +326,11 @@ def _nullable(values: np.ndarray) -> np.ndarray:
 
 
 def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
-    last = ctx.last
-    gap = outcome.mip_gap if outcome.mip_gap is not None else (last.mip_gap if last else None)
-    detail = outcome.detail or (last.detail if last else "no model needed")
+    """The solver report: the answer's own account (`Outcome.verdict`) and the request's books."""
+    _, detail, gap = outcome.verdict
     return SolverReport(
-        **describe(ctx),
-        solver=last.solver if last else "none",
-        detail=detail,
+        **describe(ctx.books, ctx.options.backend),
+        detail=detail or ("no model needed" if not ctx.books else ""),
         mip_gap=gap,
         merged_groups=outcome.merged_groups,
     )

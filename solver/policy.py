@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from solver.context import SolveContext
 from solver.model import Block
 from solver.options import PolicyOptions
 from solver.snapshot import Snapshot
-from solver.status import Status
+from solver.status import IMPLIED, Status, Termination
 
 # What a formulation hands the explanation builder (`solver.explain`) through its `Outcome`:
 # references to the models it solved and what it knows about them, in its own (group) space.
@@ -90,34 +90,62 @@ class DecisionEvidence:
 Evidence = AllocationEvidence | DecisionEvidence
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
-    """A formulation's answer in array form, before it is turned into a result document.
+    """A formulation's answer in array form, before it is turned into a result document. Built
+    once: a policy that learns more makes a new one (`dataclasses.replace`).
 
     `allocation` is X (jobs × GPU types, original job order); metrics are per-job arrays.
-    `mip_gap` and `detail`, when set, speak for the whole answer (a policy that solves several
-    models knows its gap better than the last model's solver does).
+    `solution` is the solve that decided the answer: its termination, detail and gap are the
+    answer's unless `termination`, `detail` or `mip_gap` say otherwise (a policy that solves
+    several models, or searches on its own, knows them better than its last solve).
     """
 
     status: Status
     objective: float | None
     objective_name: str
     allocation: NDArray[np.float64]
-    reasons: dict[int, str] = field(default_factory=dict)
-    job_metrics: dict[str, NDArray[Any]] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    reasons: Mapping[int, str] = field(default_factory=dict)
+    job_metrics: Mapping[str, NDArray[Any]] = field(default_factory=dict)
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    warnings: Sequence[str] = ()
     normalized_share: NDArray[np.float64] | None = None
-    placements: dict[int, dict[str, int]] = field(default_factory=dict)  # job → node → GPUs
+    placements: Mapping[int, dict[str, int]] = field(default_factory=dict)  # job → node → GPUs
     merged_groups: int | None = None
     # Set by policies whose throughput or GPU use is not T·X and s·X (space sharing).
     effective_throughput: NDArray[np.float64] | None = None
     gpu_used: NDArray[np.float64] | None = None
+    solution: Solution | None = None
+    termination: Termination | None = None
     mip_gap: float | None = None
     detail: str | None = None
     # References to what the formulation solved, read only when options.explain asks for an
     # explanation (building it costs nothing).
     evidence: Evidence | None = None
+
+    def but(self, **changes: Any) -> Outcome:
+        """This outcome with `changes` (a new one: outcomes are never changed in place)."""
+        return replace(self, **changes)
+
+    def warned(self, *notes: str) -> Outcome:
+        """This outcome with `notes` added to its warnings."""
+        return replace(self, warnings=(*self.warnings, *notes))
+
+    def summarized(self, **entries: Any) -> Outcome:
+        """This outcome with `entries` added to its summary."""
+        return replace(self, summary={**self.summary, **entries})
+
+    @property
+    def verdict(self) -> tuple[Termination, str | None, float | None]:
+        """(termination, detail, gap) of the answer: the outcome's own where set, else its
+        deciding solution's, else what the status implies."""
+        solved = self.solution
+        termination = self.termination
+        if termination is None:
+            termination = solved.termination if solved is not None else IMPLIED[self.status]
+        detail = self.detail if self.detail is not None else (solved.detail if solved else None)
+        gap = self.mip_gap if self.mip_gap is not None else (solved.mip_gap if solved else None)
+        return termination, detail, gap
 
 
 Runner = Callable[[Snapshot, ClusterArrays, Any, SolveContext], Outcome]

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.status import Status
+from solver.status import Status, Termination
 
 Metric = float | int | str | bool | None
 
@@ -156,7 +156,18 @@ class SolveResult(BaseModel):
 
     schema_version: str = "1"
     policy: str
-    status: Status
+    status: Status = Field(
+        description="The answer's class: optimal; feasible (an allocation not proven optimal: "
+        "see termination and solver.mip_gap); fallback (a documented heuristic answered); "
+        "infeasible; unbounded; no_solution (stopped before any feasible point); error."
+    )
+    termination: Termination = Field(
+        Termination.UNKNOWN,
+        description="Why the solver stopped: optimal, inaccurate, infeasible, unbounded, "
+        "infeasible_or_unbounded, time_limit, iteration_limit, solution_limit, objective_limit, "
+        "user_limit, interrupted, numerical, solver_error, not_solved (no solver ran) or "
+        "unknown (a code the backend's table does not know).",
+    )
     objective: float | None = None
     objective_name: str = ""
     jobs: list[JobResult] = Field(default_factory=list)

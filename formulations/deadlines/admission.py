@@ -112,6 +112,7 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
     answer = solve_lease_milp(problem, jobs, ctx, packings)
     # The solver report speaks for the whole answer: its gap is to the full model's bound.
     admission.mip_gap, admission.detail = answer.gap, answer.detail or None
+    admission.termination = answer.termination
     if answer.plan is not None:
         admission.plan, admission.status = answer.plan, answer.status
         return admission
@@ -175,11 +176,12 @@ def run(
     admission.plan = shift(problem, admission.plan, admission.sigma)
     lease = run_now(problem, admission.plan, options)
     outcome = deadline_report.outcome(problem, arrays, admission, lease)
-    if ctx.options.explain and not ctx.exporting:
+    if ctx.options.explain:
         # The reasons cost feasibility MILPs: only asked-for explanations pay for them.
         from formulations.deadlines.evidence import decision_evidence
 
-        outcome.evidence = decision_evidence(problem, admission, lease, options.horizon_slots, ctx)
+        evidence = decision_evidence(problem, admission, lease, options.horizon_slots, ctx)
+        outcome = outcome.but(evidence=evidence)
     return outcome
 
 

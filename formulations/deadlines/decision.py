@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from formulations.deadlines.lease_plan import LeasePlan
 from formulations.deadlines.packing import Placement
-from solver.status import Status
+from solver.status import Status, Termination
 
 
 @dataclass
@@ -17,6 +17,7 @@ class Admission:
     greedy_value: float
     mip_gap: float | None = None
     detail: str | None = None  # how the admission was solved, for the solver report
+    termination: Termination | None = None  # why the admission's search stopped
     broken: dict[int, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 

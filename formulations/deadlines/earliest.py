@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 from formulations.deadlines.lease_milp import build
 from formulations.deadlines.lease_plan import LeasePlan, fits, greedy_plan, plan_violations
 from formulations.deadlines.problem import LeaseProblem
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 from solver.status import Status
 
 IntArray = NDArray[np.int64]
@@ -109,11 +109,11 @@ def check(
     if proof is Proof.GREEDY or ctx.budget.spent():
         return None
     lease = build(narrowed, jobs)
-    if ctx.solve(lease.model, relax=True).status is Status.INFEASIBLE:
+    if ctx.solve(SolveRequest(lease.model, relax=True)).status is Status.INFEASIBLE:
         return False
     if proof is Proof.RELAXATION or ctx.budget.spent():
         return None
-    solution = ctx.solve(lease.model)
+    solution = ctx.solve(SolveRequest(lease.model))
     if solution.status is Status.INFEASIBLE:
         return False
     if solution.status.has_solution:

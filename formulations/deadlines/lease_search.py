@@ -24,8 +24,8 @@ from formulations.deadlines.lease_milp import build
 from formulations.deadlines.lease_plan import LeasePlan, best_value_per_job, plan_violations
 from formulations.deadlines.problem import LeaseProblem
 from solver.backends import Solution
-from solver.context import SolveContext
-from solver.status import Status
+from solver.context import SolveContext, SolveRequest
+from solver.status import Status, Termination, relative_gap
 
 IntArray = NDArray[np.int64]
 
@@ -46,10 +46,7 @@ class MilpAnswer:
     status: Status
     gap: float | None
     detail: str
-
-
-def relative_gap(bound: float, value: float) -> float:
-    return max(bound - value, 0.0) / max(abs(value), 1.0)
+    termination: Termination | None = None  # None: the one the status implies
 
 
 def solve_lease_milp(
@@ -80,19 +77,25 @@ class _Search:
         left = self.ctx.budget.left()
         return float("inf") if left is None else left
 
-    def answer(self, plan: LeasePlan, status: Status, detail: str) -> MilpAnswer:
+    def answer(
+        self,
+        plan: LeasePlan,
+        status: Status,
+        detail: str,
+        termination: Termination | None = None,
+    ) -> MilpAnswer:
         value = self.model.objective(plan)
         gap = None if self.bound is None else relative_gap(self.bound, value)
         if status is Status.FEASIBLE and gap is not None and gap <= self.gap_goal:
-            status = Status.OPTIMAL
-        return MilpAnswer(plan, status, gap, detail)
+            status, termination = Status.OPTIMAL, Termination.OPTIMAL
+        return MilpAnswer(plan, status, gap, detail, termination)
 
     def close_enough(self, plan: LeasePlan) -> bool:
         value = self.model.objective(plan)
         return self.bound is not None and relative_gap(self.bound, value) <= self.gap_goal
 
     def run(self, packings: list[tuple[LeasePlan, IntArray]]) -> MilpAnswer:
-        relaxed = self.ctx.solve(self.model.model, relax=True)
+        relaxed = self.ctx.solve(SolveRequest(self.model.model, relax=True))
         if relaxed.status is Status.INFEASIBLE:
             return MilpAnswer(None, Status.INFEASIBLE, None, "relaxation infeasible")
         if relaxed.status.has_solution:
@@ -112,7 +115,8 @@ class _Search:
             if self.close_enough(best):
                 return self.answer(best, Status.OPTIMAL, "sub-MILP within the gap of the bound")
             if self.left() < full_seconds:
-                return self.answer(best, Status.FEASIBLE, "sub-MILP answer; no time for more")
+                why = "sub-MILP answer; no time for more"
+                return self.answer(best, Status.FEASIBLE, why, Termination.TIME_LIMIT)
         return self.full(best)
 
     def improve(self, relaxed: Solution, best: LeasePlan, seconds: float) -> LeasePlan:
@@ -121,7 +125,7 @@ class _Search:
         allowed = (relaxed.value(self.model.x) > 1e-6) | (start[self.model.x.span] > 0.5)
         sub = build(self.problem, self.jobs, x_upper=allowed.astype(float))
         solution = self.ctx.solve(
-            sub.model, start=(np.arange(start.size), start), time_limit=seconds
+            SolveRequest(sub.model, start=(np.arange(start.size), start), time_limit=seconds)
         )
         if not solution.status.has_solution:
             return best
@@ -134,7 +138,9 @@ class _Search:
         """The full MILP from `best` with what is left of the budget; its gap is its own."""
         start = None if best is None else self.model.start(best)
         solution = self.ctx.solve(
-            self.model.model, start=None if start is None else (np.arange(start.size), start)
+            SolveRequest(
+                self.model.model, start=None if start is None else (np.arange(start.size), start)
+            )
         )
         detail = f"{solution.status.value}: {solution.detail}"
         plan = self.model.plan(self.problem, solution.x) if solution.status.has_solution else None
@@ -145,7 +151,8 @@ class _Search:
             best is None or self.model.objective(plan) >= self.model.objective(best)
         )
         if plan is not None and better:
-            return MilpAnswer(plan, solution.status, solution.mip_gap, detail)
+            return MilpAnswer(plan, solution.status, solution.mip_gap, detail, solution.termination)
         if best is None:
-            return MilpAnswer(None, solution.status, None, detail)
-        return self.answer(best, Status.FEASIBLE, f"start kept ({detail})")
+            return MilpAnswer(None, solution.status, None, detail, solution.termination)
+        kept = f"start kept ({detail})"
+        return self.answer(best, Status.FEASIBLE, kept, solution.termination)

@@ -175,4 +175,5 @@ def outcome(
         },
         mip_gap=admission.mip_gap,
         detail=admission.detail,
+        termination=admission.termination,
     )

@@ -124,22 +124,22 @@ def run(
     # Weights change between levels: every level's bottlenecks must be settled before the next.
     rule = entity_rule(entities.fifo, group_rank)
     outcome = solve_levels(problem, prepared, rule, ctx, exact=True, pareto=options.pareto)
-    outcome.summary["entities"] = entity_summary(problem, entities, outcome, throughput)
-    explain_fifo_waits(problem, entities, outcome)
-    return outcome
+    outcome = outcome.summarized(entities=entity_summary(problem, entities, outcome, throughput))
+    return explain_fifo_waits(problem, entities, outcome)
 
 
-def explain_fifo_waits(problem: ClusterArrays, entities: Entities, outcome: Outcome) -> None:
+def explain_fifo_waits(problem: ClusterArrays, entities: Entities, outcome: Outcome) -> Outcome:
     """Jobs left with nothing in a FIFO entity wait for the entity's older jobs: say so."""
     if not outcome.status.has_solution or outcome.effective_throughput is None:
-        return
+        return outcome
     eff = outcome.effective_throughput
     idle = eff <= 1e-7 * float(eff.max(initial=0.0))  # interior points leave ~1e-9 crumbs
-    for j in np.flatnonzero(idle & entities.fifo[entities.of_job]):
-        name = entities.names[entities.of_job[j]]
-        outcome.reasons.setdefault(
-            int(j), f"entity {name!r} is FIFO: its older jobs take the entity's share first"
-        )
+    waiting = {
+        int(j): f"entity {entities.names[entities.of_job[j]]!r} is FIFO: its older jobs take "
+        "the entity's share first"
+        for j in np.flatnonzero(idle & entities.fifo[entities.of_job])
+    }
+    return outcome.but(reasons={**waiting, **outcome.reasons})
 
 
 def entity_summary(

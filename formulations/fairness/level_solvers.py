@@ -30,9 +30,9 @@ from formulations.fairness.share_lp import (
     level_scale,
     share_level_coefficients,
 )
-from solver.backends import LpMethod, Session, Solution
-from solver.context import SolveContext
-from solver.model import INF, Block, CompiledModel, Sense
+from solver.backends import LpMethod, Solution
+from solver.context import RecordedSession, SolveContext, SolveRequest
+from solver.model import INF, Block, Sense
 from solver.status import Status
 
 FloatArray = NDArray[np.float64]
@@ -52,14 +52,13 @@ class LevelSolver(Protocol):
 def level_solver(
     structure: ShareStructure, state: LevelState, ctx: SolveContext, lp_method: LpMethod
 ) -> LevelSolver:
-    """Warm re-solves when the backend keeps sessions (HiGHS, the default); cold ones otherwise,
-    and when exporting (the cold path goes through `SolveContext.solve`, which writes the
-    model)."""
+    """Warm re-solves when the backend keeps sessions (HiGHS, the default); cold ones
+    otherwise."""
     model, blocks = build_share_lp(structure, state)
     kept = ctx.session(model, lp_method)
     if kept is None:
         return ColdLevels(structure, ctx, lp_method)
-    return WarmLevels(structure, state, ctx, blocks, *kept, lp_method=lp_method)
+    return WarmLevels(structure, state, ctx, blocks, kept, lp_method=lp_method)
 
 
 def single_solver(
@@ -71,7 +70,7 @@ def single_solver(
     kept = ctx.session(model, lp_method)
     if kept is None:
         return ColdLevels(structure, ctx, lp_method, single=True, name=name)
-    return WarmOnce(structure, ctx, blocks, *kept)
+    return WarmOnce(structure, ctx, blocks, kept)
 
 
 class WarmOnce:
@@ -85,17 +84,15 @@ class WarmOnce:
         structure: ShareStructure,
         ctx: SolveContext,
         blocks: ShareBlocks,
-        compiled: CompiledModel,
-        session: Session,
+        session: RecordedSession,
     ) -> None:
         self.structure = structure
         self.ctx = ctx
         self.blocks = blocks
-        self.compiled = compiled
         self.session = session
 
     def solve(self, state: LevelState) -> Solution:
-        solution = self.ctx.record(self.compiled, self.session.solve())
+        solution = self.session.solve()
         if self.ctx.options.lp_method is LpMethod.AUTO and not self.ctx.options.solver:
             self.session.keep_point(primal=True)
         return solution
@@ -107,7 +104,7 @@ class WarmOnce:
         self.session.change_col_bounds(np.array([b.t.start]), floor, np.array([INF]))
         columns = np.r_[np.arange(costs.size), b.t.start]
         self.session.change_col_costs(columns, np.r_[costs, -1.0])
-        return self.ctx.record(self.compiled, self.session.solve())
+        return self.session.solve()
 
 
 class WarmLevels:
@@ -119,8 +116,7 @@ class WarmLevels:
         state: LevelState,
         ctx: SolveContext,
         blocks: ShareBlocks,
-        compiled: CompiledModel,
-        session: Session,
+        session: RecordedSession,
         primal: bool = True,
         lp_method: LpMethod = LpMethod.AUTO,
     ) -> None:
@@ -128,7 +124,6 @@ class WarmLevels:
         # simplex continues from it (5× fewer iterations than the dual on distinct random jobs).
         self.primal = primal
         self.blocks = blocks
-        self.compiled = compiled
         self.structure = structure
         self.ctx = ctx
         self.session = session
@@ -160,8 +155,8 @@ class WarmLevels:
         self.session.change_col_costs(columns, np.r_[self.costs, np.zeros(e.size), -1.0])
 
     def _run(self, state: LevelState) -> Solution:
-        solution = self.ctx.record(self.compiled, self.session.solve())
-        if solution.status is Status.TIME_LIMIT and not self.ctx.budget.spent():
+        solution = self.session.solve()
+        if solution.status is Status.NO_SOLUTION and not self.ctx.budget.spent():
             # A warm re-solve can stall where a fresh one does not (HiGHS's primal simplex,
             # measured on a 19-job hierarchical level: "Unknown" warm, optimal cold): start a
             # new session from this state and carry on warm from there.
@@ -176,15 +171,15 @@ class WarmLevels:
         model, self.blocks = build_share_lp(self.structure, state)
         kept = self.ctx.session(model, self.lp_method)
         if kept is None:
-            return self.ctx.solve(model, self.lp_method)
-        self.compiled, self.session = kept
+            return self.ctx.solve(SolveRequest(model, self.lp_method))
+        self.session = kept
         self.coefficients = share_level_coefficients(
             self.structure, state, self.blocks.row_scale, self.blocks.entity_scale
         )
         self.state, self._solved = state, False
         if self.costs is not None:
             self._use_costs()
-        return self.ctx.record(self.compiled, self.session.solve())
+        return self.session.solve()
 
     def _apply(self, new: LevelState) -> None:
         old, s, b = self.state, self.structure, self.blocks
@@ -255,7 +250,7 @@ class ColdLevels:
 
     def solve(self, state: LevelState) -> Solution:
         model, self.blocks = build_share_lp(self.structure, state, self.single, self.name)
-        return self.ctx.solve(model, self.lp_method)
+        return self.ctx.solve(SolveRequest(model, self.lp_method))
 
     def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
         # Built for this one solve, without test columns or level variables (`single`), and
@@ -269,4 +264,6 @@ class ColdLevels:
         if b.y is not None:
             objective[b.y] = costs[b.x.block.size :]
         model.set_objective(objective, Sense.MAXIMIZE)
-        return self.ctx.solve(model, self.lp_method, time_limit=time_limit)
+        # A second stage (or the ceiling shortcut), never the policy's own model.
+        request = SolveRequest(model, self.lp_method, time_limit=time_limit, auxiliary=True)
+        return self.ctx.solve(request)

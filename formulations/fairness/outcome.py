@@ -40,14 +40,16 @@ def levels_outcome(
         if failed is None or failed.status.has_solution:
             # A point that is not a certified optimum (e.g. a first-order solver's) cannot
             # tell bottlenecks apart: no level can be trusted, so there is no allocation.
-            outcome = empty_outcome(problem, prepared, Status.ERROR)
             detail = f" ({failed.status.value}: {failed.detail})" if failed else ""
-            outcome.warnings.append(
-                f"the first level LP was not solved to optimality{detail}; water filling needs "
-                "exact levels: use a simplex or interior-point solver"
+            return (
+                empty_outcome(problem, prepared, Status.ERROR)
+                .warned(
+                    f"the first level LP was not solved to optimality{detail}; water filling needs "
+                    "exact levels: use a simplex or interior-point solver"
+                )
+                .but(solution=failed)
             )
-            return outcome
-        return empty_outcome(problem, prepared, failed.status)
+        return empty_outcome(problem, prepared, failed.status).but(solution=failed)
     warnings = []
     if levels.failure is not None:
         warnings.append(

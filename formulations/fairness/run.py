@@ -61,14 +61,15 @@ def solve_once(
         s.weight.copy(), np.zeros(s.size), np.ones(1), np.ones(1, bool), np.zeros(s.size)
     )
     method = lp_method_for(s)
-    if pareto and s.pairs is None and not ctx.exporting:
+    if pareto and s.pairs is None:
         reached = _at_ceiling(problem, prepared, s, state, ctx, method)
         if reached is not None:
             return _unmerged(reached, ctx)
     solver = _first_solver(s, state, ctx, method, pareto)
     solution = solver.solve(state)
     if not solution.status.has_solution:
-        return _unmerged(empty_outcome(problem, prepared, solution.status), ctx)
+        failed = empty_outcome(problem, prepared, solution.status).but(solution=solution)
+        return _unmerged(failed, ctx)
     blocks, status = solver.blocks, solution.status
     level = blocks.level_value(solution)
     first = share_stage(MAX_MIN, solution, blocks, s)
@@ -89,8 +90,8 @@ def solve_once(
     )
     summary = {"pareto": stage}
     outcome = shares_outcome(problem, prepared, answer, status, s.weight, {}, summary, warnings)
-    outcome.evidence = max_min_evidence(problem, prepared, first, solution, blocks)
-    return _unmerged(outcome, ctx)
+    evidence = max_min_evidence(problem, prepared, first, solution, blocks)
+    return _unmerged(outcome.but(evidence=evidence, solution=solution), ctx)
 
 
 def _all_bottlenecks(
@@ -152,8 +153,8 @@ def _at_ceiling(
     )
     summary = {"pareto": "ceiling"}
     outcome = shares_outcome(problem, prepared, answer, Status.OPTIMAL, s.weight, {}, summary, [])
-    outcome.evidence = ceiling_evidence(problem, prepared, solution, solver.blocks, level)
-    return outcome
+    evidence = ceiling_evidence(problem, prepared, solution, solver.blocks, level)
+    return outcome.but(evidence=evidence, solution=solution)
 
 
 def _taken(solution: Solution, stage: str) -> tuple[str, str]:
@@ -161,7 +162,8 @@ def _taken(solution: Solution, stage: str) -> tuple[str, str]:
     if solution.status is Status.OPTIMAL:
         return stage, ""
     return "not applied", (
-        f"the Pareto stage ended {solution.status.value} ({solution.detail}): the answer is "
+        f"the Pareto stage ended {solution.status.value} ({solution.termination.value}: "
+        f"{solution.detail}): the answer is "
         "optimal for its own objective but other jobs might use what some leave idle"
     )
 
@@ -198,18 +200,20 @@ def solve_levels(
         )
     outcome = levels_outcome(problem, prepared, levels, answer)
     if answer is not None and last is not None:
-        outcome.evidence = levels_evidence(
-            problem, prepared, last, blocks, levels, stage != "off" and not note
+        outcome = outcome.but(
+            evidence=levels_evidence(
+                problem, prepared, last, blocks, levels, stage != "off" and not note
+            ),
+            # The LP that stopped water filling early, if one did, says why it stopped.
+            solution=levels.failure or last,
         )
     if answer is not None:
-        outcome.summary["pareto"] = stage
+        outcome = outcome.summarized(pareto=stage)
     if note:
-        outcome.warnings.append(note)
+        outcome = outcome.warned(note)
     return _unmerged(outcome, ctx)
 
 
 def _unmerged(outcome: Outcome, ctx: SolveContext) -> Outcome:
     """Merged groups are reported only when merging was on."""
-    if not ctx.options.merge_identical:
-        outcome.merged_groups = None
-    return outcome
+    return outcome if ctx.options.merge_identical else outcome.but(merged_groups=None)

@@ -40,8 +40,8 @@ from formulations.objectives.demand_groups import (
     refine,
     split_groups,
 )
-from solver.backends import LpMethod
-from solver.context import SolveContext
+from solver.backends import LpMethod, Solution
+from solver.context import SolveContext, SolveRequest
 from solver.model import Block, Model, Sense
 from solver.status import Status
 
@@ -88,6 +88,7 @@ class DemandResult:
     group: IntArray  # group id per job, reusable as the next call's starting grouping
     num_groups: int
     rounds: int
+    solution: Solution | None = None  # the last LP: its termination and detail are the answer's
 
 
 def initial_groups(jobs: DemandJobs, merge: bool, theta: float | None) -> IntArray:
@@ -107,10 +108,10 @@ def solve_demand_lp(
         size = int(group.max()) + 1 if group.size else 0
         model, x, theta_block = build(jobs, target, group, size)
         method = LpMethod.SIMPLEX if x.block.size <= SIMPLEX_MAX_VARIABLES else LpMethod.IPM
-        solution = ctx.solve(model, method)
+        solution = ctx.solve(SolveRequest(model, method))
         if not solution.status.has_solution:
             empty = np.zeros_like(jobs.throughput)
-            return DemandResult(solution.status, empty, None, None, group, size, rounds)
+            return DemandResult(solution.status, empty, None, None, group, size, rounds, solution)
         theta = None if theta_block is None else float(solution.value(theta_block)[0])
         low, high = interval_ids(jobs.throughput, jobs.demand(theta))
         bad = inconsistent_groups(group, low, high, size)
@@ -123,7 +124,7 @@ def solve_demand_lp(
     totals = x.dense(solution.value(x.block))
     allocation = lift(jobs, disaggregate(jobs, group, totals, jobs.demand(theta)), theta)
     bound = theta if theta is not None else solution.objective
-    return DemandResult(solution.status, allocation, theta, bound, group, size, rounds)
+    return DemandResult(solution.status, allocation, theta, bound, group, size, rounds, solution)
 
 
 def build(

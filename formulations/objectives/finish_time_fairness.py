@@ -35,12 +35,13 @@ from formulations.allocation import repair_allocation
 from formulations.inputs import require_job_field
 from formulations.objectives.demand import DemandJobs, Target, initial_groups, solve_demand_lp
 from solver.arrays import ClusterArrays
+from solver.backends import Solution
 from solver.context import SolveContext
 from solver.model import Sense
 from solver.options import PolicyOptions
 from solver.policy import Outcome, Policy
 from solver.snapshot import Snapshot
-from solver.status import Status
+from solver.status import Status, Termination, relative_gap
 
 FloatArray = NDArray[np.float64]
 NAME = "finish_time_fairness"
@@ -135,7 +136,7 @@ def run(
     allocation[active] = search.allocation
     rho_all[active] = search.rho
     upper, lower = float(search.rho.max()), search.lower
-    gap = max(upper - lower, 0.0) / max(1.0, upper)
+    gap = relative_gap(lower, upper, maximize=False)
     summary: dict[str, object] = {
         "max_rho": upper,
         "lower_bound": lower,
@@ -149,7 +150,12 @@ def run(
         status = Status.FEASIBLE
         warnings.append(f"max ρ {upper:.9g} is within {gap:.2e} of the lower bound {lower:.9g}")
     merged = search.groups if ctx.options.merge_identical else None
-    return _outcome(status, upper, allocation, reasons, rho_all, warnings, summary, merged)
+    answer = _outcome(status, upper, allocation, reasons, rho_all, warnings, summary, merged)
+    # Why the search stopped: converged, an LP's own stop, or its round limit.
+    why = Termination.OPTIMAL if status is Status.OPTIMAL else Termination.ITERATION_LIMIT
+    if search.stopped is not None and search.last is not None:
+        why = search.last.termination
+    return answer.but(solution=search.last, termination=why)
 
 
 @dataclass
@@ -161,6 +167,7 @@ class Search:
     rounds: int
     groups: int
     stopped: Status | None = None  # the LP status that ended the search early, if any
+    last: Solution | None = None  # the last tangent LP solved
 
 
 def _newton(
@@ -179,12 +186,14 @@ def _newton(
     group = None
     status, rounds, groups, point = Status.OPTIMAL, 0, 0, upper
     stopped = None
+    last = None
     while rounds < MAX_ROUNDS and upper - lower > TARGET_GAP * max(1.0, upper):
         rounds += 1
         jobs = _tangent(problem, active, usable, terms, labels, point)
         if group is None:
             group = initial_groups(jobs, ctx.options.merge_identical, point)
         result = solve_demand_lp(jobs, Target(Sense.MINIMIZE, (lower, np.inf)), ctx, group)
+        last = result.solution
         if result.status is not Status.OPTIMAL:
             # No lower bound from this LP (a time-limited ρ is none); keep the best allocation,
             # which is feasible and whose gap is reported.
@@ -203,7 +212,7 @@ def _newton(
             break
         # Newton from the best upper bound; if that stalled, cut between the bounds instead.
         point = upper if improved else 0.5 * (lower + upper)
-    return Search(status, best, best_rho, lower, rounds, groups, stopped)
+    return Search(status, best, best_rho, lower, rounds, groups, stopped, last)
 
 
 def _tangent(

@@ -23,8 +23,8 @@ from formulations.allocation import (
     repair_allocation,
 )
 from solver.arrays import ClusterArrays
-from solver.backends import LpMethod
-from solver.context import SolveContext
+from solver.backends import LpMethod, Solution
+from solver.context import SolveContext, SolveRequest
 from solver.model import Model, Sense
 from solver.policy import Outcome
 from solver.status import Status
@@ -38,12 +38,12 @@ SIMPLEX_MAX_VARIABLES = 3_000
 
 def solve_linear(
     problem: ClusterArrays, ctx: SolveContext, weight: FloatArray, name: str
-) -> tuple[Status, FloatArray, list[str], int | None]:
+) -> tuple[Status, FloatArray, list[str], int | None, Solution | None]:
     """Maximize Σ_jk weight_jk X_jk over the base constraints; weight is 0 where unusable."""
     allocation = np.zeros((problem.num_jobs, problem.num_types))
     active = np.flatnonzero(problem.eligible.any(axis=1))
     if active.size == 0:
-        return Status.OPTIMAL, allocation, [], None
+        return Status.OPTIMAL, allocation, [], None, None
     usable = np.where(problem.eligible[active], weight[active], 0.0)
     key = np.column_stack([usable, problem.scale_factor[active]])
     merge = ctx.options.merge_identical
@@ -59,16 +59,16 @@ def solve_linear(
         {x.block: groups.count[x.group] * weight[rep][x.group, x.gpu] / scale}, Sense.MAXIMIZE
     )
     method = LpMethod.SIMPLEX if x.block.size <= SIMPLEX_MAX_VARIABLES else LpMethod.IPM
-    solution = ctx.solve(model, method)
+    solution = ctx.solve(SolveRequest(model, method))
     merged = groups.size if merge else None
     if not solution.status.has_solution:
-        return solution.status, allocation, [], merged
+        return solution.status, allocation, [], merged, solution
     allocation[active] = x.dense(solution.value(x.block))[groups.inverse]
     allocation, repair = repair_allocation(allocation, problem.scale_factor, problem.gpu_count)
     if repair > REPAIR_TOLERANCE:
         warning = f"solver answer violated constraints by {repair:.2e}; scaled back"
-        return Status.FEASIBLE, allocation, [warning], merged
-    return solution.status, allocation, [], merged
+        return Status.FEASIBLE, allocation, [warning], merged, solution
+    return solution.status, allocation, [], merged, solution
 
 
 def linear_outcome(
@@ -78,7 +78,7 @@ def linear_outcome(
     name: str,
     objective_name: str,
 ) -> Outcome:
-    status, allocation, warnings, merged = solve_linear(problem, ctx, weight, name)
+    status, allocation, warnings, merged, solution = solve_linear(problem, ctx, weight, name)
     eff = np.einsum("jk,jk->j", problem.throughput, allocation)
     summary: dict[str, object] = {"total_throughput": float(eff.sum())}
     used = problem.scale_factor @ allocation
@@ -94,4 +94,5 @@ def linear_outcome(
         summary=summary,
         warnings=warnings,
         merged_groups=merged,
+        solution=solution,
     )

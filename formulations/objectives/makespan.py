@@ -65,7 +65,10 @@ def run(
     summary: dict[str, object] = {"grouping_rounds": result.rounds}
     merged = result.num_groups if ctx.options.merge_identical else None
     if not result.status.has_solution or not result.theta:
-        return _outcome(result.status, None, allocation, reasons, finish, warnings, summary, merged)
+        failed = _outcome(
+            result.status, None, allocation, reasons, finish, warnings, summary, merged
+        )
+        return failed.but(solution=result.solution)
 
     allocation[active] = result.allocation
     allocation, repair = repair_allocation(allocation, problem.scale_factor, problem.gpu_count)
@@ -81,7 +84,8 @@ def run(
             f"allocation finishes at {makespan:.9g} s, the LP bound is {lower:.9g} s; "
             "reported as feasible"
         )
-    return _outcome(status, makespan, allocation, reasons, finish, warnings, summary, merged)
+    answer = _outcome(status, makespan, allocation, reasons, finish, warnings, summary, merged)
+    return answer.but(solution=result.solution)
 
 
 def _demand_jobs(problem: ClusterArrays, active: np.ndarray) -> tuple[DemandJobs, float, float]:

@@ -30,7 +30,7 @@ from formulations.inputs import require_job_field, require_now, require_prices
 from formulations.objectives.demand import DemandJobs, Target, initial_groups, solve_demand_lp
 from formulations.objectives.slo_milp import Candidates, choose
 from solver.arrays import ClusterArrays
-from solver.backends import Feature
+from solver.backends import Feature, Solution
 from solver.context import SolveContext
 from solver.model import Sense
 from solver.options import PolicyOptions
@@ -82,18 +82,19 @@ def run(
     for j in slo[steps <= 0]:
         reasons[int(j)] = "no steps remaining: SLO met"
 
-    status, x, gap, groups = _solve(problem, candidates, required, options, ctx)
+    status, x, gap, groups, solved = _solve(problem, candidates, required, options, ctx)
     warnings: list[str] = []
     if not status.has_solution:
-        return _outcome(problem, status, allocation, reasons, required, slo, warnings)
+        failed = _outcome(problem, status, allocation, reasons, required, slo, warnings)
+        return failed.but(solution=solved)
     allocation[candidates] = x
     allocation, repair = repair_allocation(allocation, problem.scale_factor, problem.gpu_count)
     if repair > SLO_TOLERANCE:
         status = Status.FEASIBLE
         warnings.append(f"solver answer violated constraints by {repair:.2e}; scaled back")
     outcome = _outcome(problem, status, allocation, reasons, required, slo, warnings)
-    outcome.summary["mip_gap"] = gap
-    outcome.merged_groups = groups if ctx.options.merge_identical else None
+    merged = groups if ctx.options.merge_identical else None
+    outcome = outcome.summarized(mip_gap=gap).but(merged_groups=merged, solution=solved)
     return _explained(outcome, problem, required, lost, candidates, options, ctx)
 
 
@@ -119,13 +120,12 @@ def _explained(
         required,
         met,
         lost,
-        outcome.reasons,
+        dict(outcome.reasons),
         candidates,
         np.ones(candidates.size) if counting else problem.weight[candidates],
         counting,
     )
-    outcome.evidence = slo_evidence(problem, answer, ctx)
-    return outcome
+    return outcome.but(evidence=slo_evidence(problem, answer, ctx))
 
 
 def _unreachable(
@@ -163,13 +163,14 @@ def _solve(
     required: FloatArray,
     options: MinCostSloOptions,
     ctx: SolveContext,
-) -> tuple[Status, FloatArray, float | None, int]:
+) -> tuple[Status, FloatArray, float | None, int, Solution | None]:
     """All candidates' SLOs in one LP; if that is infeasible, the best subset by MILP.
 
-    Returns the status, the candidates' allocation, the MILP gap (if any) and the group count.
+    Returns the status, the candidates' allocation, the MILP gap (if any), the group count and
+    the solve whose answer was taken.
     """
     if candidates.size == 0:
-        return Status.OPTIMAL, np.zeros((0, problem.num_types)), None, 0
+        return Status.OPTIMAL, np.zeros((0, problem.num_types)), None, 0, None
     usable = np.where(problem.eligible[candidates], problem.throughput[candidates], 0.0)
     price = np.nan_to_num(problem.price_per_hour, nan=0.0)
     labels = [problem.job_ids[j] for j in candidates]
@@ -185,7 +186,7 @@ def _solve(
     group = initial_groups(jobs, ctx.options.merge_identical, None)
     result = solve_demand_lp(jobs, Target(Sense.MINIMIZE, gpu_price=price), ctx, group)
     if result.status is not Status.INFEASIBLE:
-        return result.status, result.allocation, None, result.num_groups
+        return result.status, result.allocation, None, result.num_groups, result.solution
     counting = options.maximize == "count"
     value = np.ones(candidates.size) if counting else problem.weight[candidates]
     chosen = choose(
@@ -202,7 +203,7 @@ def _solve(
         counting,
         ctx,
     )
-    return chosen.status, chosen.allocation, chosen.mip_gap, chosen.groups
+    return chosen.status, chosen.allocation, chosen.mip_gap, chosen.groups, chosen.solution
 
 
 def _outcome(

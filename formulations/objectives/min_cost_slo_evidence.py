@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from formulations.objectives.slo_milp import VALUE_GAP
 from solver.arrays import ClusterArrays
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 from solver.explain import DecisionEvidence, Reason
 from solver.model import Model, Sense, Take
 from solver.result import Metric
@@ -87,7 +87,7 @@ def forced_value(
     per_type = sp.csr_matrix((size, (gpu, np.arange(nx))), (problem.num_types, nx))
     model.add_constraints("capacity", {x: per_type}, upper=problem.gpu_count)
     model.set_objective({z: answer.value}, Sense.MAXIMIZE)
-    solution = ctx.solve(model, mip_gap=VALUE_GAP)
+    solution = ctx.solve(SolveRequest(model, mip_gap=VALUE_GAP))
     if solution.status is not Status.OPTIMAL or solution.objective is None:
         return None
     return float(solution.objective), c[solution.value(z) > 0.5]

@@ -33,7 +33,8 @@ from numpy.typing import NDArray
 
 from formulations.allocation import Allocation, add_allocation
 from formulations.objectives.demand_groups import interval_ids, job_classes, refine, split_groups
-from solver.context import SolveContext
+from solver.backends import Solution
+from solver.context import SolveContext, SolveRequest
 from solver.model import Block, Model, Sense
 from solver.status import Status
 
@@ -66,6 +67,7 @@ class Choice:
     value: float
     mip_gap: float | None
     groups: int
+    solution: Solution | None = None  # the MILP whose answer was taken
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def choose(candidates: Candidates, counting: bool, ctx: SolveContext) -> Choice:
     model, y, met = _build(candidates, grouping)
     group_value = candidates.value[grouping.first]
     model.set_objective({met: group_value}, Sense.MAXIMIZE)
-    first = ctx.solve(model, mip_gap=VALUE_GAP)
+    first = ctx.solve(SolveRequest(model, mip_gap=VALUE_GAP))
     size = grouping.first.size
     if not first.status.has_solution or first.objective is None:
         none = np.zeros(len(candidates.labels), bool)
@@ -109,7 +111,7 @@ def choose(candidates: Candidates, counting: bool, ctx: SolveContext) -> Choice:
     price = candidates.gpu_price / max(float(np.max(candidates.gpu_price, initial=0.0)), 1e-300)
     cost = price[y.gpu] * candidates.scale[grouping.first][y.group]
     model.set_objective({y.block: cost}, Sense.MINIMIZE)
-    second = ctx.solve(model, mip_gap=COST_GAP)
+    second = ctx.solve(SolveRequest(model, mip_gap=COST_GAP))
     chosen = second if second.status.has_solution else first
     status = first.status if second.status is Status.OPTIMAL else Status.FEASIBLE
     met_count = np.rint(chosen.value(met))
@@ -117,7 +119,8 @@ def choose(candidates: Candidates, counting: bool, ctx: SolveContext) -> Choice:
     allocation = _split(candidates, grouping, y.dense(chosen.value(y.block)), flags)
     gaps = [g for g in (first.mip_gap, second.mip_gap) if g is not None]
     value = float(candidates.value[flags].sum())
-    return Choice(status, allocation, flags, value, max(gaps) if gaps else None, size)
+    gap = max(gaps) if gaps else None
+    return Choice(status, allocation, flags, value, gap, size, chosen)
 
 
 def _build(candidates: Candidates, grouping: Grouping) -> tuple[Model, Allocation, Block]:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from formulations.placement.instance import Instance, Started
-from solver.status import Status
+from solver.backends import Solution
+from solver.status import Status, Termination
 
 
 @dataclass
@@ -21,10 +22,8 @@ class Answer:
     lazy_rounds: int = 0
     bound: float | None = None  # a valid upper bound on the objective, when one is known
     value: float | None = None  # the evaluated objective of `started`, when it was computed
-
-
-def relative_gap(bound: float, value: float) -> float:
-    return max(bound - value, 0.0) / max(abs(value), 1e-9)
+    solution: Solution | None = None  # the solve that ended the search, if one did
+    termination: Termination | None = None  # why the search stopped, where the solve does not say
 
 
 def check_feasible(inst: Instance, started: Started) -> list[str]:

@@ -36,6 +36,9 @@ solver had none of its own.
 
 from __future__ import annotations
 
+from typing import Any
+
+from formulations.placement.answer import Answer
 from formulations.placement.evaluate import Evaluation, evaluate
 from formulations.placement.evidence import decision_evidence
 from formulations.placement.instance import Instance, Started, build_instance
@@ -72,7 +75,8 @@ def run(
         inst = priced(inst)
     outcome, started, evaluation = _placed(inst, problem, options, ctx)
     if ctx.options.explain and evaluation is not None:
-        outcome.evidence = decision_evidence(inst, options, outcome.status, evaluation, started)
+        evidence = decision_evidence(inst, options, outcome.status, evaluation, started)
+        outcome = outcome.but(evidence=evidence)
     return outcome
 
 
@@ -94,8 +98,7 @@ def _placed(
         outcome = outcome_from(
             inst, problem, options, None, answer.status, None, warnings=answer.problems
         )
-        outcome.mip_gap = answer.gap
-        return outcome, {}, None
+        return outcome.but(mip_gap=answer.gap, **_verdict(answer)), {}, None
     evaluation = evaluate(inst, answer.started, options.w1, options.penalty)
     outcome = outcome_from(
         inst,
@@ -106,9 +109,14 @@ def _placed(
         answer.solver_objective,
         answer.started,
     )
-    outcome.mip_gap = answer.gap  # the gap of the answer, across lazy rounds
-    outcome.warnings.extend(unproven(answer.status, answer.gap))
-    return outcome, answer.started, evaluation
+    # The gap of the answer, across lazy rounds.
+    outcome = outcome.but(mip_gap=answer.gap, **_verdict(answer))
+    return outcome.warned(*unproven(answer.status, answer.gap)), answer.started, evaluation
+
+
+def _verdict(answer: Answer) -> dict[str, Any]:
+    """The search's own account of why it stopped, for the outcome."""
+    return {"solution": answer.solution, "termination": answer.termination}
 
 
 POLICY = Policy(

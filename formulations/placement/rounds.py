@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from formulations.placement.answer import Answer, check_feasible, relative_gap
+from formulations.placement.answer import Answer, check_feasible
 from formulations.placement.evaluate import evaluate
 from formulations.placement.greedy import improve
 from formulations.placement.instance import Instance, Started
@@ -22,8 +22,8 @@ from formulations.placement.pooled.model import build as pooled_model
 from formulations.placement.tuning import HIGHS_OPTIONS
 from formulations.placement.worst import unmodeled_pairs
 from solver.backends import Scalar
-from solver.context import SolveContext, TimeBudget
-from solver.status import Status
+from solver.context import SolveContext, SolveRequest, TimeBudget
+from solver.status import Status, relative_gap
 
 BoolArray = NDArray[np.bool_]
 
@@ -141,12 +141,15 @@ def _round(
     relaxation = pooled_model(inst, options.w1, modeled, lifted)
     watch = Watch(inst, relaxation, modeled, found, ctx)
     solution = ctx.solve(
-        relaxation.model,
-        start=pooled_encode(inst, relaxation, found.started),
-        time_limit=ctx.budget.fraction_of_total(POOLED_SHARE),
-        tuning={"highs": search},
-        on_incumbent=watch,
-        on_bound=found.proven,
+        SolveRequest(
+            relaxation.model,
+            start=pooled_encode(inst, relaxation, found.started),
+            time_limit=ctx.budget.fraction_of_total(POOLED_SHARE),
+            tuning={"highs": search},
+            on_incumbent=watch,
+            on_bound=found.proven,
+            auxiliary=True,
+        )
     )
     if found.proven(solution.extra.get("mip_dual_bound")):
         return Status.OPTIMAL

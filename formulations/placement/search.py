@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from formulations.placement.answer import Answer, check_feasible, relative_gap
+from formulations.placement.answer import Answer, check_feasible
 from formulations.placement.evaluate import evaluate
 from formulations.placement.instance import Instance, Started
 from formulations.placement.model import canonical
@@ -38,8 +38,8 @@ from formulations.placement.start import first_incumbent
 from formulations.placement.tuning import HIGHS_OPTIONS
 from formulations.placement.worst import unmodeled_pairs
 from solver.backends import Solution
-from solver.context import SolveContext, TimeBudget
-from solver.status import Status
+from solver.context import SolveContext, SolveRequest, TimeBudget
+from solver.status import Status, Termination, relative_gap
 
 BoolArray = NDArray[np.bool_]
 
@@ -66,8 +66,7 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
     """The best placement within the options' limits, starting from the greedy one (or, under
     DeepShare's scope, the estimate's when it scores better)."""
     lazy = options.penalty == "worst" and options.w1 > 0
-    # An export writes the per-candidate ILP (the policy's model), not the relaxation.
-    pooled_first = options.contention_scope == "multi_node" and not ctx.exporting
+    pooled_first = options.contention_scope == "multi_node"
     start = first_incumbent(inst, options, ctx, estimated=lazy and pooled_first)
     best = _Incumbent(start.greedy, start.started, start.value)
     modeled = _priced_by(inst, best.started) if lazy else None
@@ -84,7 +83,12 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
             # placement, with the gap the pooled bound proves.
             proven = relative_gap(best.bound, best.value)
             return Answer(
-                best.found, best.started, gap=proven, lazy_rounds=best.rounds, bound=best.bound
+                best.found,
+                best.started,
+                gap=proven,
+                lazy_rounds=best.rounds,
+                bound=best.bound,
+                termination=Termination.TIME_LIMIT,
             )
     return _per_candidate(inst, options, ctx, modeled, best)
 
@@ -117,9 +121,9 @@ def _per_candidate(
         rounds += 1
         model, pl = build(inst, options, modeled)
         start = start_vector(inst, pl, canonical(inst, best.started))
-        solution = ctx.solve(model, start=start, tuning={"highs": HIGHS_OPTIONS})
+        solution = ctx.solve(SolveRequest(model, start=start, tuning={"highs": HIGHS_OPTIONS}))
         if not solution.status.has_solution:
-            return _without_incumbent(solution.status, best, rounds)
+            return _without_incumbent(solution, best, rounds)
         started = decode(inst, pl, solution.x)
         problems = check_feasible(inst, started)
         if problems:
@@ -136,13 +140,13 @@ def _per_candidate(
         modeled |= missing | missing.T
 
 
-def _without_incumbent(failed: Status, best: _Incumbent, rounds: int) -> Answer:
-    """Only a limit reached before any incumbent gets here: answer with the best placement
-    known (the greedy one unless the rounds found better)."""
-    if failed is Status.TIME_LIMIT:
+def _without_incumbent(failed: Solution, best: _Incumbent, rounds: int) -> Answer:
+    """A limit reached before any incumbent: answer with the best placement known (the greedy
+    one unless the rounds found better); anything else is the solve's own failure."""
+    if failed.status is Status.NO_SOLUTION and failed.termination.is_limit:
         known = None if best.bound is None else relative_gap(best.bound, best.value)
-        return Answer(best.found, best.started, gap=known, lazy_rounds=rounds)
-    return Answer(failed, lazy_rounds=rounds)
+        return Answer(best.found, best.started, gap=known, lazy_rounds=rounds, solution=failed)
+    return Answer(failed.status, lazy_rounds=rounds, solution=failed)
 
 
 def _final(solution: Solution, complete: bool, best: _Incumbent, rounds: int) -> Answer:
@@ -155,4 +159,6 @@ def _final(solution: Solution, complete: bool, best: _Incumbent, rounds: int) ->
     gap = solution.mip_gap
     if status is not Status.OPTIMAL and bound is not None:
         gap = relative_gap(bound, best.value)
-    return Answer(status, best.started, solution.objective, gap, lazy_rounds=rounds)
+    return Answer(
+        status, best.started, solution.objective, gap, lazy_rounds=rounds, solution=solution
+    )

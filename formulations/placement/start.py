@@ -13,7 +13,7 @@ from formulations.placement.instance import Instance, Started
 from formulations.placement.options import ContentionPlacementOptions
 from formulations.placement.pooled.decode import decode as pooled_decode
 from formulations.placement.tuning import HIGHS_OPTIONS
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 
 # The estimate's start gets at most this much time, and at most this share of a time limit.
 ESTIMATE_SECONDS = 1.0
@@ -55,7 +55,11 @@ def _estimate(
 ) -> tuple[Started, float] | None:
     """The estimate's placement after single-job moves, and its value."""
     estimate = estimate_model(inst, options.w1)
-    solution = ctx.solve(estimate.model, time_limit=seconds, tuning={"highs": HIGHS_OPTIONS})
+    solution = ctx.solve(
+        SolveRequest(
+            estimate.model, time_limit=seconds, tuning={"highs": HIGHS_OPTIONS}, auxiliary=True
+        )
+    )
     if not solution.status.has_solution:
         return None
     started = pooled_decode(inst, estimate, solution.x, ctx)

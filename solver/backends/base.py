@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from solver.model import Block, CompiledModel
-from solver.status import Status
+from solver.status import Status, Termination
 
 
 class Feature(StrEnum):
@@ -88,6 +88,8 @@ class Solution:
     solve_seconds: float = 0.0
     mip_gap: float | None = None
     extra: dict[str, float] = field(default_factory=dict)
+    #: Why the solver stopped, from the backend's own table (`UNKNOWN` for codes it lacks).
+    termination: Termination = Termination.UNKNOWN
 
     def value(self, block: Block) -> NDArray[np.float64]:
         return self.x[block.span]

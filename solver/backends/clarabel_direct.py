@@ -23,21 +23,25 @@ from solver.backends.base import (
     SolveSettings,
     reduced_costs,
 )
+from solver.backends.verify import settle
 from solver.model import CompiledModel, Sense
-from solver.status import Status
+from solver.status import Termination
 
-# Clarabel's status (by name: the extension is imported only when Clarabel solves) -> ours.
-STATUS_TABLE: dict[str, Status] = {
-    "Solved": Status.OPTIMAL,
-    "AlmostSolved": Status.FEASIBLE,
-    "PrimalInfeasible": Status.INFEASIBLE,
-    "AlmostPrimalInfeasible": Status.INFEASIBLE,
-    "DualInfeasible": Status.UNBOUNDED,
-    "AlmostDualInfeasible": Status.UNBOUNDED,
-    "MaxIterations": Status.TIME_LIMIT,
-    "MaxTime": Status.TIME_LIMIT,
-    "NumericalError": Status.ERROR,
-    "InsufficientProgress": Status.ERROR,
+# Clarabel's status (by name: the extension is imported only when Clarabel solves) -> why it
+# stopped; a name missing here reads as `unknown`. The point is checked (`verify.settle`).
+TERMINATION: dict[str, Termination] = {
+    "Solved": Termination.OPTIMAL,
+    "AlmostSolved": Termination.INACCURATE,
+    "PrimalInfeasible": Termination.INFEASIBLE,
+    "AlmostPrimalInfeasible": Termination.INFEASIBLE,
+    "DualInfeasible": Termination.UNBOUNDED,
+    "AlmostDualInfeasible": Termination.UNBOUNDED,
+    "MaxIterations": Termination.ITERATION_LIMIT,
+    "MaxTime": Termination.TIME_LIMIT,
+    "NumericalError": Termination.NUMERICAL,
+    "InsufficientProgress": Termination.NUMERICAL,
+    "CallbackTerminated": Termination.INTERRUPTED,
+    "Unsolved": Termination.SOLVER_ERROR,
 }
 
 
@@ -97,10 +101,9 @@ class ClarabelBackend(Backend):
         started = time.perf_counter()
         raw = clarabel.DefaultSolver(p, sign * model.cost, matrix, rhs, cones, options).solve()
         seconds = time.perf_counter() - started
-        status = STATUS_TABLE.get(str(raw.status), Status.ERROR)
+        termination = TERMINATION.get(str(raw.status), Termination.UNKNOWN)
         x = np.asarray(raw.x, dtype=float)
-        if status is Status.TIME_LIMIT and x.size and model.max_violation(x) < 1e-6:
-            status = Status.FEASIBLE
+        status, note = settle(termination, model, x if x.size == model.num_cols else None)
         duals = None
         if status.has_solution:
             z = np.asarray(raw.z, dtype=float)
@@ -114,9 +117,10 @@ class ClarabelBackend(Backend):
             x=x if x.size == model.num_cols else np.zeros(model.num_cols),
             backend=self.name,
             solver="clarabel",
-            detail=str(raw.status),
+            detail="; ".join(filter(None, [str(raw.status), note])),
             row_dual=duals,
             col_dual=reduced_costs(model, duals),
             iterations=int(raw.iterations),
             solve_seconds=seconds,
+            termination=termination,
         )

@@ -34,20 +34,20 @@ from solver.backends.base import (
 from solver.backends.highs import SCHEDULER
 from solver.backends.verify import empty_model_status, settle
 from solver.model import CompiledModel, Sense
-from solver.status import Status
+from solver.status import IMPLIED, Termination
 
-# cvxpy's status -> ours, before the returned point is checked (see `verify.settle`).
-STATUS_TABLE: dict[str, Status] = {
-    cs.OPTIMAL: Status.OPTIMAL,
-    cs.OPTIMAL_INACCURATE: Status.FEASIBLE,
-    cs.INFEASIBLE: Status.INFEASIBLE,
-    cs.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
-    cs.UNBOUNDED: Status.UNBOUNDED,
-    cs.UNBOUNDED_INACCURATE: Status.UNBOUNDED,
-    # HiGHS's presolve cannot always tell which; the HiGHS backend reads it the same way.
-    cs.INFEASIBLE_OR_UNBOUNDED: Status.INFEASIBLE,
-    cs.USER_LIMIT: Status.TIME_LIMIT,
-    cs.SOLVER_ERROR: Status.ERROR,
+# cvxpy's status -> why it stopped, before the returned point is checked (`verify.settle`); a
+# status missing here reads as `unknown`. cvxpy folds every limit into "user_limit".
+TERMINATION: dict[str, Termination] = {
+    cs.OPTIMAL: Termination.OPTIMAL,
+    cs.OPTIMAL_INACCURATE: Termination.INACCURATE,
+    cs.INFEASIBLE: Termination.INFEASIBLE,
+    cs.INFEASIBLE_INACCURATE: Termination.INFEASIBLE,
+    cs.UNBOUNDED: Termination.UNBOUNDED,
+    cs.UNBOUNDED_INACCURATE: Termination.UNBOUNDED,
+    cs.INFEASIBLE_OR_UNBOUNDED: Termination.INFEASIBLE_OR_UNBOUNDED,
+    cs.USER_LIMIT: Termination.USER_LIMIT,
+    cs.SOLVER_ERROR: Termination.SOLVER_ERROR,
 }
 
 # Preferred order; any other installed LP-capable solver follows.
@@ -114,7 +114,9 @@ class CvxpyBackend(Backend):
         if model.num_cols == 0:
             status = empty_model_status(model)
             value = model.offset if status.has_solution else None
-            return Solution(status, value, np.zeros(0), self.name, solver)
+            return Solution(
+                status, value, np.zeros(0), self.name, solver, termination=IMPLIED[status]
+            )
         started = time.perf_counter()
         problem, parts, rows = to_cvxpy(model)
         built = time.perf_counter()
@@ -124,8 +126,8 @@ class CvxpyBackend(Backend):
         finished = time.perf_counter()
         compile_seconds = float(problem.compilation_time or 0.0)
         x = _point(parts)
-        claimed = STATUS_TABLE.get(raw, Status.ERROR)
-        status, note = settle(claimed, model, x, limit_hit=raw == cs.USER_LIMIT)
+        termination = TERMINATION.get(raw, Termination.UNKNOWN)
+        status, note = settle(termination, model, x)
         stats = problem.solver_stats
         gap = getattr(stats.extra_stats, "mip_gap", None) if stats is not None else None
         duals = _row_duals(model, rows) if status.has_solution else None
@@ -144,6 +146,7 @@ class CvxpyBackend(Backend):
             mip_gap=float(gap)
             if model.is_mip and gap is not None and status.has_solution
             else None,
+            termination=termination,
         )
 
 

@@ -22,28 +22,35 @@ from solver.backends.base import (
     SolveSettings,
 )
 from solver.backends.names import portable_names
+from solver.backends.verify import Point, classify
 from solver.model import CompiledModel, Sense
-from solver.status import Status
+from solver.status import Status, Termination, relative_gap
 
 _MS = highspy.HighsModelStatus
-_LIMITS = (
-    _MS.kTimeLimit,
-    _MS.kIterationLimit,
-    _MS.kSolutionLimit,
-    _MS.kInterrupt,
-    _MS.kObjectiveBound,
-    _MS.kObjectiveTarget,
-    _MS.kUnknown,
-)
-# HiGHS model status -> ours. Limits (and "Unknown", which an IPM without crossover can return
-# on a feasible but inexact point) depend on whether a feasible primal point exists.
-STATUS_TABLE: dict[object, Status] = {
-    _MS.kOptimal: Status.OPTIMAL,
-    _MS.kModelEmpty: Status.OPTIMAL,
-    _MS.kInfeasible: Status.INFEASIBLE,
-    _MS.kUnboundedOrInfeasible: Status.INFEASIBLE,
-    _MS.kUnbounded: Status.UNBOUNDED,
-    **{limit: Status.TIME_LIMIT for limit in _LIMITS},
+_T = Termination
+# HiGHS model status -> why it stopped, one row per code; a code missing here (a newer HiGHS)
+# reads as `unknown`. The answer's class then follows from the point (`verify.classify`).
+TERMINATION: dict[object, Termination] = {
+    _MS.kOptimal: _T.OPTIMAL,
+    _MS.kModelEmpty: _T.OPTIMAL,
+    _MS.kInfeasible: _T.INFEASIBLE,
+    _MS.kUnboundedOrInfeasible: _T.INFEASIBLE_OR_UNBOUNDED,
+    _MS.kUnbounded: _T.UNBOUNDED,
+    _MS.kTimeLimit: _T.TIME_LIMIT,
+    _MS.kIterationLimit: _T.ITERATION_LIMIT,
+    _MS.kSolutionLimit: _T.SOLUTION_LIMIT,
+    _MS.kObjectiveBound: _T.OBJECTIVE_LIMIT,
+    _MS.kObjectiveTarget: _T.OBJECTIVE_LIMIT,
+    _MS.kInterrupt: _T.INTERRUPTED,
+    _MS.kHighsInterrupt: _T.INTERRUPTED,  # type: ignore[attr-defined]
+    _MS.kUnknown: _T.UNKNOWN,
+    _MS.kNotset: _T.SOLVER_ERROR,
+    _MS.kLoadError: _T.SOLVER_ERROR,
+    _MS.kModelError: _T.SOLVER_ERROR,
+    _MS.kPresolveError: _T.SOLVER_ERROR,
+    _MS.kSolveError: _T.SOLVER_ERROR,
+    _MS.kPostsolveError: _T.SOLVER_ERROR,
+    _MS.kMemoryLimit: _T.SOLVER_ERROR,
 }
 _FEASIBLE_POINT = 2  # HiGHS's kSolutionStatusFeasible
 
@@ -249,18 +256,16 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
 def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Solution:
     raw = h.getModelStatus()
     info = h.getInfo()
-    status = STATUS_TABLE.get(raw, Status.ERROR)
-    has_point = info.primal_solution_status == _FEASIBLE_POINT
-    if status is Status.TIME_LIMIT and has_point:
-        status = Status.FEASIBLE
-    elif status is Status.OPTIMAL and model.num_cols and not has_point:
-        # HiGHS can call a model optimal while its own point violates it: not an answer.
-        status = Status.ERROR
+    termination = TERMINATION.get(raw, Termination.UNKNOWN)
+    # HiGHS checks its own point (it can call a model optimal while that point violates it):
+    # its primal solution status is the verdict on the point, no second check is needed.
+    has_point = info.primal_solution_status == _FEASIBLE_POINT or not model.num_cols
+    status, note = classify(termination, Point.FEASIBLE if has_point else Point.NONE)
     solution = h.getSolution()
     x = np.asarray(solution.col_value, dtype=float)
     if x.size != model.num_cols:
         x = np.zeros(model.num_cols)
-    detail = h.modelStatusToString(raw)
+    detail = "; ".join(filter(None, [h.modelStatusToString(raw), note]))
     if status.has_solution and not (
         math.isfinite(info.objective_function_value) and np.isfinite(x).all()
     ):
@@ -282,9 +287,16 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         col_dual=reduced,
         iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
         solve_seconds=seconds,
-        mip_gap=float(info.mip_gap) if model.is_mip and status.has_solution else None,
+        mip_gap=_gap(info, model.sense) if model.is_mip and status.has_solution else None,
         extra={"mip_dual_bound": float(info.mip_dual_bound)} if model.is_mip else {},
+        termination=termination,
     )
+
+
+def _gap(info: highspy.HighsInfo, sense: Sense) -> float:
+    """The gap by apportion's one definition (`status.relative_gap`)."""
+    bound, value = float(info.mip_dual_bound), float(info.objective_function_value)
+    return relative_gap(bound, value, maximize=sense is Sense.MAXIMIZE)
 
 
 def _option(h: highspy.Highs, name: str) -> str:

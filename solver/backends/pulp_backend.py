@@ -44,26 +44,36 @@ from solver.backends.base import (
 )
 from solver.backends.verify import empty_model_status, settle
 from solver.model import CompiledModel, Sense
-from solver.status import Status
+from solver.status import IMPLIED, Status, Termination
 
 C = pulp.constants
-# (PuLP status, PuLP solution status) -> ours, before the point is checked (`verify.settle`).
-STATUS_TABLE: dict[tuple[int, int], Status] = {
-    (C.LpStatusOptimal, C.LpSolutionOptimal): Status.OPTIMAL,
-    # What PuLP reports when a limit stopped the solver with an incumbent.
-    (C.LpStatusOptimal, C.LpSolutionIntegerFeasible): Status.FEASIBLE,
-    (C.LpStatusNotSolved, C.LpSolutionNoSolutionFound): Status.TIME_LIMIT,
-    (C.LpStatusInfeasible, C.LpSolutionInfeasible): Status.INFEASIBLE,
-    (C.LpStatusInfeasible, C.LpSolutionNoSolutionFound): Status.INFEASIBLE,
-    (C.LpStatusUnbounded, C.LpSolutionUnbounded): Status.UNBOUNDED,
+_T = Termination
+# (PuLP status, PuLP solution status) -> why the solver stopped, before the point is checked
+# (`verify.settle`). PuLP names no limit: it reports a stop by one as "Optimal" / "integer
+# feasible" (with an incumbent) or "Not Solved" (without one).
+TERMINATION: dict[tuple[int, int], Termination] = {
+    (C.LpStatusOptimal, C.LpSolutionOptimal): _T.OPTIMAL,
+    (C.LpStatusOptimal, C.LpSolutionIntegerFeasible): _T.USER_LIMIT,
+    (C.LpStatusNotSolved, C.LpSolutionNoSolutionFound): _T.USER_LIMIT,
+    (C.LpStatusInfeasible, C.LpSolutionInfeasible): _T.INFEASIBLE,
+    (C.LpStatusInfeasible, C.LpSolutionNoSolutionFound): _T.INFEASIBLE,
+    (C.LpStatusUnbounded, C.LpSolutionUnbounded): _T.UNBOUNDED,
+    (C.LpStatusUnbounded, C.LpSolutionNoSolutionFound): _T.UNBOUNDED,
+    (C.LpStatusUndefined, C.LpSolutionNoSolutionFound): _T.UNKNOWN,
 }
-# Pairs not in the table: read the status alone, never trusting an unproven "Optimal".
-_BY_STATUS: dict[int, Status] = {
-    C.LpStatusOptimal: Status.FEASIBLE,
-    C.LpStatusNotSolved: Status.TIME_LIMIT,
-    C.LpStatusInfeasible: Status.INFEASIBLE,
-    C.LpStatusUnbounded: Status.UNBOUNDED,
-}
+
+
+def termination_of(raw: tuple[int, int], limited: bool, failed: bool) -> Termination:
+    """Why PuLP's solver stopped: the table's row (a pair it lacks is `unknown`, so an unproven
+    "Optimal" is never trusted); "not solved" without any limit, or a solver that raised, is a
+    failure, not a limit."""
+    if failed:
+        return Termination.SOLVER_ERROR
+    found = TERMINATION.get(raw, Termination.UNKNOWN)
+    if found is Termination.USER_LIMIT and raw[0] == C.LpStatusNotSolved and not limited:
+        return Termination.SOLVER_ERROR
+    return found
+
 
 CBC = "CBC"
 HIGHS = "HiGHS"
@@ -101,7 +111,14 @@ class PulpBackend(Backend):
         if model.num_cols == 0 or _empty_row_infeasible(model):
             status = empty_model_status(model) if model.num_cols == 0 else Status.INFEASIBLE
             value = model.offset if status.has_solution else None
-            return Solution(status, value, np.zeros(model.num_cols), self.name, solver)
+            return Solution(
+                status,
+                value,
+                np.zeros(model.num_cols),
+                self.name,
+                solver,
+                termination=IMPLIED[status],
+            )
         started = time.perf_counter()
         problem, columns, rows = to_pulp(model)
         built = time.perf_counter()
@@ -115,10 +132,8 @@ class PulpBackend(Backend):
             raw, error = (C.LpStatusUndefined, C.LpSolutionNoSolutionFound), str(exc)
         finished = time.perf_counter()
         x = _values(model, columns)
-        claimed = STATUS_TABLE.get(raw) or _BY_STATUS.get(raw[0], Status.ERROR)
-        if claimed is Status.TIME_LIMIT and settings.time_limit is None:
-            claimed = Status.ERROR  # "not solved" without a limit is a failure, not a time-out
-        status, note = settle(claimed, model, x, limit_hit=settings.time_limit is not None)
+        termination = termination_of(raw, settings.time_limit is not None, bool(error))
+        status, note = settle(termination, model, x)
         objective = float(model.cost @ x + model.offset)
         if status.has_solution and not math.isfinite(objective):
             status, note = Status.ERROR, "the objective is not finite: no answer"
@@ -135,6 +150,7 @@ class PulpBackend(Backend):
             col_dual=reduced_costs(model, duals),
             build_seconds=built - started,
             solve_seconds=finished - built,
+            termination=termination,
         )
 
 

@@ -8,11 +8,13 @@ against the compiled model before it is passed on.
 
 from __future__ import annotations
 
+from enum import Enum
+
 import numpy as np
 from numpy.typing import NDArray
 
 from solver.model import CompiledModel
-from solver.status import Status
+from solver.status import Status, Termination
 
 #: Largest violation of a row or bound, relative to max(1, |bound|), that counts as feasible.
 FEASIBILITY_TOLERANCE = 1e-6
@@ -46,28 +48,75 @@ def violation(model: CompiledModel, x: NDArray[np.float64] | None) -> float:
     return worst
 
 
-def settle(
-    claimed: Status, model: CompiledModel, x: NDArray[np.float64] | None, limit_hit: bool
-) -> tuple[Status, str]:
-    """The status a caller may trust, and a note when it differs from the claim.
+class Point(Enum):
+    """What the solver's returned point is worth, checked against the model."""
 
-    `claimed` comes from a backend's status table: OPTIMAL, FEASIBLE (a point the solver does not
-    call optimal: an incumbent or an inexact optimum), TIME_LIMIT, or a status without a point.
-    `limit_hit` says whether a limit (time, iterations) stopped the solver.
-    """
-    if claimed not in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT):
-        return claimed, ""
+    FEASIBLE = "feasible"
+    NEARLY = "nearly"  # within LOOSE_TOLERANCE: an inexact answer a formulation may repair
+    INFEASIBLE = "infeasible"  # a point, but not a feasible one
+    NONE = "none"
+
+
+def point_quality(model: CompiledModel, x: NDArray[np.float64] | None) -> tuple[Point, float]:
+    """The point's class and its largest scaled violation."""
     v = violation(model, x)
     if v <= FEASIBILITY_TOLERANCE:
-        return (Status.OPTIMAL if claimed is Status.OPTIMAL else Status.FEASIBLE), ""
-    if claimed is Status.TIME_LIMIT or (limit_hit and claimed is Status.FEASIBLE):
-        return Status.TIME_LIMIT, "" if v == float("inf") else "its point is not feasible"
-    if v <= LOOSE_TOLERANCE:
-        return Status.FEASIBLE, f"inexact: its point violates the model by {v:.1e}"
-    return Status.ERROR, f"claimed {claimed.value} but its point violates the model by {v:.1e}"
+        return Point.FEASIBLE, v
+    if v == float("inf"):
+        return Point.NONE, v
+    return (Point.NEARLY if v <= LOOSE_TOLERANCE else Point.INFEASIBLE), v
+
+
+#: Terminations whose verdict needs no point: the class follows from the termination alone.
+_VERDICTS: dict[Termination, Status] = {
+    Termination.INFEASIBLE: Status.INFEASIBLE,
+    Termination.UNBOUNDED: Status.UNBOUNDED,
+    Termination.INFEASIBLE_OR_UNBOUNDED: Status.NO_SOLUTION,
+    Termination.SOLVER_ERROR: Status.ERROR,
+    Termination.NUMERICAL: Status.ERROR,
+}
+
+
+def classify(termination: Termination, point: Point, violation: float = 0.0) -> tuple[Status, str]:
+    """The answer's class from why the solver stopped and what its point is worth, with a note
+    when the point overrules the solver's claim. One rule for every backend:
+
+    - a verdict (infeasible, unbounded, either, an error) stands as it is;
+    - "optimal" needs a feasible point; a nearly feasible one makes the answer `feasible`
+      (inexact), anything worse an `error`;
+    - "inaccurate" is `feasible` with a point at most nearly feasible, else an `error`;
+    - a limit, an interrupt or an unknown stop is `feasible` with a feasible point (an
+      incumbent), else `no_solution`.
+    """
+    verdict = _VERDICTS.get(termination)
+    if verdict is not None:
+        return verdict, ""
+    off = f"its point violates the model by {violation:.1e}"
+    if termination in (Termination.OPTIMAL, Termination.INACCURATE):
+        if point is Point.FEASIBLE:
+            exact = termination is Termination.OPTIMAL
+            return (Status.OPTIMAL if exact else Status.FEASIBLE), ""
+        if point is Point.NEARLY:
+            return Status.FEASIBLE, f"inexact: {off}"
+        if point is Point.NONE:
+            return Status.ERROR, f"claimed {termination.value} without a point"
+        return Status.ERROR, f"claimed {termination.value} but {off}"
+    if point is Point.FEASIBLE:
+        return Status.FEASIBLE, ""
+    return Status.NO_SOLUTION, "" if point is Point.NONE else "its point is not feasible"
+
+
+def settle(
+    termination: Termination, model: CompiledModel, x: NDArray[np.float64] | None
+) -> tuple[Status, str]:
+    """The status a caller may trust for a backend that relays another layer's claim: the
+    claim is checked against the compiled model (`classify`)."""
+    point, v = point_quality(model, x)
+    return classify(termination, point, v)
 
 
 def empty_model_status(model: CompiledModel) -> Status:
-    """A model without variables is optimal when its rows admit 0, infeasible otherwise."""
+    """A model without variables is optimal when its rows admit 0, infeasible otherwise (its
+    termination is the one the status implies)."""
     ok = np.all(model.row_lower <= 0.0) and np.all(model.row_upper >= 0.0)
     return Status.OPTIMAL if ok else Status.INFEASIBLE

@@ -18,8 +18,10 @@ WHY_WIDTH = 72
 
 def render(result: SolveResult, console: Console) -> None:
     objective = "—" if result.objective is None else f"{result.objective:.6g}"
+    # Why the solver stopped, where it says more than the status does.
+    stopped = "" if result.termination.value == result.status.value else f" ({result.termination})"
     console.print(
-        f"[bold]{result.policy}[/bold]  status [bold]{result.status}[/bold]  "
+        f"[bold]{result.policy}[/bold]  status [bold]{result.status}[/bold]{stopped}  "
         f"{result.objective_name or 'objective'} = {objective}  "
         f"({result.solver.backend}/{result.solver.solver}, {result.solver.total_seconds:.3f} s)"
     )

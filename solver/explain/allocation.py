@@ -8,6 +8,7 @@ itself (idle GPUs). Duals are reported in the policy's objective units (`LpStage
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,7 +96,7 @@ def job_explanations(
     evidence: AllocationEvidence,
     allocation: FloatArray,
     binding: BoolArray,
-    metrics: dict[str, NDArray[np.generic]],
+    metrics: Mapping[str, NDArray[np.generic]],
 ) -> list[JobExplanation]:
     """One explanation per job, from the final stage's duals (and the priced stage's, for the
     bottleneck test); data reasons first, `unavailable` where the duals are missing."""
@@ -172,6 +173,6 @@ def _clean(values: FloatArray) -> FloatArray:
     return out
 
 
-def _column(metrics: dict[str, NDArray[np.generic]], key: str) -> list[Any] | None:
+def _column(metrics: Mapping[str, NDArray[np.generic]], key: str) -> list[Any] | None:
     values = metrics.get(key)
     return None if values is None else list(np.asarray(values, dtype=object).tolist())

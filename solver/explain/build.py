@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ def explain(
     evidence: Evidence | None,
     allocation: FloatArray,
     used: FloatArray,
-    metrics: dict[str, NDArray[Any]],
+    metrics: Mapping[str, NDArray[Any]],
 ) -> Explanation:
     """The `explanation` block: GPU types always (binding and idle are read from the
     allocation), shadow prices and per-job reasons as far as the evidence goes."""
@@ -67,7 +68,7 @@ def _allocation(
     allocation: FloatArray,
     binding: NDArray[np.bool_],
     gpus: list[Any],
-    metrics: dict[str, NDArray[Any]],
+    metrics: Mapping[str, NDArray[Any]],
 ) -> Explanation:
     stages = [
         StageInfo(name=s.name, objective=s.objective, duals=s.has_duals) for s in evidence.stages

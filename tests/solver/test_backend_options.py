@@ -9,7 +9,7 @@ import pytest
 from formulations.fairness.max_min import MaxMinFairnessOptions
 from solver import InputError, Status, solve
 from solver.backends import Feature
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 from solver.model import Model, Sense
 from solver.options import SolveOptions
 from solver.pipeline import check_backend
@@ -64,7 +64,7 @@ def test_a_milp_reaching_an_lp_only_solver_at_run_time_is_an_input_error() -> No
     m.set_objective({v: 1.0}, Sense.MAXIMIZE)
     ctx = SolveContext(SolveOptions(backend="cvxpy", solver="CLARABEL"))
     with pytest.raises(InputError, match="cannot solve MILP models"):
-        ctx.solve(m)
+        ctx.solve(SolveRequest(m))
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,12 @@ import pytest
 
 from solver import InputError, solve
 from solver.backends.names import portable_name, portable_names
-from solver.context import SolveContext
+from solver.context import Captured, ExportContext, SolveRequest
 from solver.model import Model, Sense
 from solver.options import SolveOptions
 from solver.pipeline import export_model
 from solver.registry import all_policies
-from solver.status import Status
+from solver.status import Termination
 from tests.conformance.case import all_cases
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
@@ -87,13 +87,42 @@ def test_export_of_a_milp_keeps_integrality(tmp_path: Path) -> None:
     m.add_constraints("weight", {v: np.array([[2.0, 3.0, 1.0]])}, upper=5.0)
     m.set_objective({v: [5.0, 4.0, 3.0]}, Sense.MAXIMIZE)
     path = tmp_path / "k.mps"
-    ctx = SolveContext(SolveOptions(), export_path=str(path))
-    solution = ctx.solve(m)
-    assert solution.status is Status.ERROR and ctx.exported is not None
+    ctx = ExportContext(SolveOptions(), str(path))
+    with pytest.raises(Captured) as captured:
+        ctx.solve(SolveRequest(m))
+    assert captured.value.compiled.is_mip
     h = _read_back(path)
     assert h.getInfo().objective_function_value == pytest.approx(9.0)
     assert list(h.getLp().col_names_) == ["pick(a)", "pick(b)", "pick(c)"]
-    assert ctx.solves == 0  # build-only: nothing was solved
+    assert ctx.books == []  # build-only: nothing was solved
+
+
+def test_auxiliary_models_are_not_solved_nor_written(tmp_path: Path) -> None:
+    """A shortcut or a bound is not the policy's model: a build-only run leaves it unsolved
+    (so the policy goes on to its own model) and writes nothing."""
+    m = Model("shortcut")
+    v = m.add_variables("v", 1, upper=1.0)
+    m.set_objective({v: 1.0}, Sense.MAXIMIZE)
+    path = tmp_path / "aux.lp"
+    solution = ExportContext(SolveOptions(), str(path)).solve(SolveRequest(m, auxiliary=True))
+    assert not solution.status.has_solution
+    assert solution.termination is Termination.NOT_SOLVED
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    ("policy", "model"),
+    [
+        # The ceiling shortcut and the Pareto LP are auxiliary: the max-min share LP is written.
+        ("max_min_fairness", "share"),
+        # The estimate and the pooled relaxation are auxiliary: the per-candidate ILP is written.
+        ("contention_placement", "contention_placement"),
+    ],
+)
+def test_export_writes_the_policy_s_own_model(tmp_path: Path, policy: str, model: str) -> None:
+    case = next(c for c in all_cases() if c.policy == policy)
+    written = export_model(case.snapshot, tmp_path / "m.lp", policy=policy, options=case.options)
+    assert written is not None and written.name == model
 
 
 def test_bad_suffix_is_an_input_error(tmp_path: Path) -> None:

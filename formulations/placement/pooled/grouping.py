@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from formulations.placement.model import matrix
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 from solver.model import Block, Model, Sense
 from solver.options import SolveOptions
 
@@ -126,7 +126,7 @@ def _assign(
     """The assignment MILP's grouping, or a round-robin deal (always valid) when it finds none
     within `GROUPING_SECONDS`."""
     model, a = assignment(nodes, count, worst, jobs, k)
-    solution = ctx.solve(model, time_limit=GROUPING_SECONDS)
+    solution = ctx.solve(SolveRequest(model, time_limit=GROUPING_SECONDS, auxiliary=True))
     if not solution.status.has_solution:
         pieces = np.repeat(nodes, count)
         return [pieces[j::jobs].tolist() for j in range(jobs)]

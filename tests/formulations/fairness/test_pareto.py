@@ -12,7 +12,7 @@ import pytest
 
 from formulations.fairness import level_solvers, run
 from refdata.synthetic import random_snapshot
-from solver import SolveResult, Status, solve
+from solver import SolveResult, Status, Termination, solve
 from solver.backends import Solution
 from tests.allocation_checks import allocation_matrix
 from tests.conftest import load_fixture
@@ -190,7 +190,15 @@ def test_a_pareto_stage_that_fails_keeps_the_fair_answer(
     answer stands, optimal for its own objective, with a warning that says so."""
 
     def stopped(self: object, state: object, time_limit: float | None = None) -> Solution:
-        return Solution(Status.TIME_LIMIT, None, np.zeros(0), "test", "test", "stopped")
+        return Solution(
+            Status.NO_SOLUTION,
+            None,
+            np.zeros(0),
+            "test",
+            "test",
+            "stopped",
+            termination=Termination.TIME_LIMIT,
+        )
 
     for name in ("ColdLevels", "WarmOnce", "WarmLevels"):
         monkeypatch.setattr(getattr(level_solvers, name), "pareto", stopped)
@@ -198,7 +206,7 @@ def test_a_pareto_stage_that_fails_keeps_the_fair_answer(
     result = solve(snapshot, policy=policy)
     assert result.status is Status.OPTIMAL
     assert result.summary["pareto"] == "not applied"
-    assert any("Pareto stage ended time_limit (stopped)" in w for w in result.warnings)
+    assert any("Pareto stage ended no_solution (time_limit: stopped)" in w for w in result.warnings)
     off = solve(snapshot, policy=policy, options={"pareto": False})
     assert result.objective == pytest.approx(off.objective, rel=1e-9)
 

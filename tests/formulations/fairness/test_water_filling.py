@@ -126,7 +126,7 @@ def test_a_failed_level_returns_the_last_good_one(monkeypatch: pytest.MonkeyPatc
         calls.append(1)
         solution = original(self, state)  # type: ignore[arg-type]
         if len(calls) == 2:
-            solution.status = Status.TIME_LIMIT
+            solution.status = Status.NO_SOLUTION
         return solution
 
     monkeypatch.setattr(WarmLevels, "solve", fail_second)

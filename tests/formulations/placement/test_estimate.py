@@ -13,7 +13,7 @@ from formulations.placement.estimate import build, piece_costs
 from formulations.placement.evaluate import evaluate
 from formulations.placement.instance import Instance, build_instance
 from formulations.placement.pooled.decode import decode
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 from solver.options import SolveOptions
 from solver.snapshot import Snapshot
 from tests.formulations.placement.brute import brute_force, contention_json, random_instance
@@ -30,7 +30,7 @@ def _instance(snapshot: dict[str, Any], table: dict, shapes: dict) -> Instance:
 
 def _placement(inst: Instance, w1: float) -> dict[int, tuple[int, list[int]]]:
     estimate = build(inst, w1)
-    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(estimate.model)
+    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(SolveRequest(estimate.model))
     started = decode(inst, estimate, solution.x)
     assert not check_feasible(inst, started)
     return started

@@ -83,5 +83,6 @@ def test_exhausted_time_limit_without_a_point_is_time_limit() -> None:
     for backend in LP_BACKENDS:
         settings = SolveSettings(time_limit=1e-6, lp_method=LpMethod.IPM)
         solution = get_backend(backend).solve(model.compile(), settings)
-        assert solution.status is Status.TIME_LIMIT
+        assert solution.status is Status.NO_SOLUTION
+        assert solution.termination.is_limit
         assert not solution.status.has_solution

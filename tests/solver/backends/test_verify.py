@@ -9,7 +9,7 @@ import pytest
 from solver.backends import SolveSettings
 from solver.backends.pulp_backend import PulpBackend
 from solver.backends.verify import settle, violation
-from solver.status import Status
+from solver.status import Status, Termination
 from tests.conformance.models import lp_max_le, milp_knapsack
 
 
@@ -25,22 +25,36 @@ def test_violation_is_relative_to_the_bound_and_counts_integrality() -> None:
     assert violation(knapsack, np.array([1.0, 0.5, 0.0])) > 1e-3
 
 
+T = Termination
+
+
 @pytest.mark.parametrize(
-    ("claimed", "point", "limit", "expected"),
+    ("termination", "point", "expected"),
     [
-        (Status.OPTIMAL, [3.0, 1.0], False, Status.OPTIMAL),
-        (Status.OPTIMAL, [3.0, 5.0], False, Status.ERROR),  # "optimal" on an infeasible point
-        (Status.OPTIMAL, [3.0, 1.00001], False, Status.FEASIBLE),  # inexact: repairable
-        (Status.FEASIBLE, [0.0, 0.0], True, Status.FEASIBLE),  # a verified incumbent
-        (Status.FEASIBLE, [9.0, 9.0], True, Status.TIME_LIMIT),  # an "incumbent" that is not
-        (Status.TIME_LIMIT, [1.0, 1.0], True, Status.FEASIBLE),
-        (Status.TIME_LIMIT, None, True, Status.TIME_LIMIT),
-        (Status.INFEASIBLE, None, False, Status.INFEASIBLE),
+        (T.OPTIMAL, [3.0, 1.0], Status.OPTIMAL),
+        (T.OPTIMAL, [3.0, 5.0], Status.ERROR),  # "optimal" on an infeasible point
+        (T.OPTIMAL, [3.0, 1.00001], Status.FEASIBLE),  # inexact: repairable
+        (T.OPTIMAL, None, Status.ERROR),
+        (T.INACCURATE, [3.0, 1.0], Status.FEASIBLE),
+        (T.INACCURATE, [3.0, 5.0], Status.ERROR),
+        (T.USER_LIMIT, [0.0, 0.0], Status.FEASIBLE),  # a verified incumbent
+        (T.USER_LIMIT, [9.0, 9.0], Status.NO_SOLUTION),  # an "incumbent" that is not
+        (T.TIME_LIMIT, [1.0, 1.0], Status.FEASIBLE),
+        (T.TIME_LIMIT, None, Status.NO_SOLUTION),
+        (T.ITERATION_LIMIT, [3.0, 1.00001], Status.NO_SOLUTION),  # a limit: no repair
+        (T.INTERRUPTED, [1.0, 1.0], Status.FEASIBLE),
+        (T.UNKNOWN, [1.0, 1.0], Status.FEASIBLE),
+        (T.UNKNOWN, None, Status.NO_SOLUTION),
+        (T.INFEASIBLE, None, Status.INFEASIBLE),
+        (T.UNBOUNDED, None, Status.UNBOUNDED),
+        (T.INFEASIBLE_OR_UNBOUNDED, None, Status.NO_SOLUTION),
+        (T.NUMERICAL, [1.0, 1.0], Status.ERROR),
+        (T.SOLVER_ERROR, [1.0, 1.0], Status.ERROR),
     ],
 )
-def test_settle(claimed: Status, point: list[float] | None, limit: bool, expected: Status) -> None:
+def test_settle(termination: Termination, point: list[float] | None, expected: Status) -> None:
     x = None if point is None else np.array(point)
-    assert settle(claimed, lp_max_le(), x, limit_hit=limit)[0] is expected
+    assert settle(termination, lp_max_le(), x)[0] is expected
 
 
 def _fake_cbc(status: int, sol_status: int, value: float):  # type: ignore[no-untyped-def]
@@ -61,7 +75,8 @@ def test_pulp_timeout_reported_as_optimal_is_not_optimal(monkeypatch: pytest.Mon
     fake = _fake_cbc(pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible, 0.0)
     monkeypatch.setattr(pulp.LpProblem, "solve", fake)
     solution = PulpBackend().solve(lp_min_ge_eq(), SolveSettings(solver="CBC", time_limit=1.0))
-    assert solution.status is Status.TIME_LIMIT
+    assert solution.status is Status.NO_SOLUTION
+    assert solution.termination is Termination.USER_LIMIT
     assert solution.objective is None
 
 

@@ -97,7 +97,7 @@ def test_missing_file_exit_two() -> None:
 
 
 def test_solver_failure_exit_one() -> None:
-    # A time limit no solver can meet: no allocation, status time_limit, exit code 1.
+    # A time limit no solver can meet: no allocation, no solution for a limit, exit code 1.
     done = run(
         str(FIXTURES / "gavel_mix_256.json"),
         "--time-limit",
@@ -108,7 +108,8 @@ def test_solver_failure_exit_one() -> None:
         "merge_identical=false",
     )
     assert done.returncode == 1
-    assert json.loads(done.stdout)["status"] == "time_limit"
+    answer = json.loads(done.stdout)
+    assert (answer["status"], answer["termination"]) == ("no_solution", "time_limit")
 
 
 def test_schema_and_policy_list() -> None:

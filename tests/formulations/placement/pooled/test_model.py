@@ -17,7 +17,7 @@ from formulations.placement.instance import Instance, build_instance
 from formulations.placement.pooled.model import build
 from refdata import SOURCE
 from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
-from solver.context import SolveContext
+from solver.context import SolveContext, SolveRequest
 from solver.options import SolveOptions
 from solver.pipeline import export_model
 from solver.snapshot import Snapshot
@@ -36,7 +36,7 @@ def _pooled(inst: Instance, w1: float) -> tuple[float, float]:
     started with the most pieces reach its top level."""
     modeled = np.ones((len(inst.configs),) * 2, bool)
     pooled = build(inst, w1, modeled)
-    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(pooled.model)
+    solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(SolveRequest(pooled.model))
     assert solution.objective is not None
     own = pooled.own
     assert own.block is not None
@@ -56,7 +56,7 @@ def test_the_pooled_bound_is_never_below_the_optimum(seed: int) -> None:
     modeled = np.ones((len(inst.configs),) * 2, bool)
     for lifted in (False, True):
         pooled = build(inst, w1, modeled, lifted)
-        solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(pooled.model)
+        solution = SolveContext(SolveOptions(mip_gap=0.0)).solve(SolveRequest(pooled.model))
         assert solution.objective is not None
         assert solution.objective >= best - 1e-9
 
@@ -140,7 +140,9 @@ def test_lifted_rows_count_a_piece_a_candidate_lifts_to_the_level() -> None:
     best = brute_force(snapshot, table, shapes, 0.5, "worst", "multi_node")
     modeled = np.ones((len(inst.configs),) * 2, bool)
     bounds = [
-        SolveContext(SolveOptions(mip_gap=0.0)).solve(build(inst, 0.5, modeled, lifted).model)
+        SolveContext(SolveOptions(mip_gap=0.0)).solve(
+            SolveRequest(build(inst, 0.5, modeled, lifted).model)
+        )
         for lifted in (False, True)
     ]
     assert bounds[0].objective is not None and bounds[0].objective > best + 1e-6
