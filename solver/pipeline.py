@@ -19,7 +19,7 @@ from solver.backends import AUTO, backend_names, capable_of, get_backend
 from solver.context import Captured, ExportContext, SolveContext, describe
 from solver.errors import FieldError, InputError
 from solver.options import PolicyOptions, SolveOptions
-from solver.policy import Outcome, Policy
+from solver.policy import AnyPolicy, Outcome
 from solver.registry import DEFAULT_POLICY, NAMES, find_policy
 from solver.result import Explanation, GpuTypeUsage, JobResult, SolveResult, SolverReport
 from solver.snapshot import Snapshot, parse_snapshot
@@ -123,7 +123,7 @@ def export_model(
 
 def prepare(
     snapshot: Snapshot | Mapping[str, Any], policy: str | None, options: Mapping[str, Any]
-) -> tuple[Snapshot, Policy, SolveOptions, PolicyOptions]:
+) -> tuple[Snapshot, AnyPolicy, SolveOptions, PolicyOptions]:
     """Validate the snapshot, the policy name and the options; raises `InputError`."""
     snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
     chosen = resolve_policy(policy, snap)
@@ -131,7 +131,7 @@ def prepare(
     return snap, chosen, check_backend(chosen, with_defaults(chosen, common)), own
 
 
-def with_defaults(policy: Policy, options: SolveOptions) -> SolveOptions:
+def with_defaults(policy: AnyPolicy, options: SolveOptions) -> SolveOptions:
     """The request's options with the policy's defaults where the request left them unset."""
     defaults = policy.defaults
     update = {
@@ -142,7 +142,7 @@ def with_defaults(policy: Policy, options: SolveOptions) -> SolveOptions:
     return options.model_copy(update=update) if update else options
 
 
-def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
+def check_backend(policy: AnyPolicy, options: SolveOptions) -> SolveOptions:
     """Backend and sub-solver must exist and be able to solve the policy's problem class; an
     error names the alternatives. Returns the options with the solver's canonical spelling."""
     if options.backend == AUTO:
@@ -172,7 +172,7 @@ def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
     return options.model_copy(update={"solver": solver})
 
 
-def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
+def resolve_policy(name: str | None, snapshot: Snapshot) -> AnyPolicy:
     wanted = name or snapshot.policy or DEFAULT_POLICY
     found = find_policy(wanted)
     if found is None:
@@ -182,7 +182,7 @@ def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
     return found
 
 
-def split_options(policy: Policy, raw: Mapping[str, Any]) -> tuple[SolveOptions, PolicyOptions]:
+def split_options(policy: AnyPolicy, raw: Mapping[str, Any]) -> tuple[SolveOptions, PolicyOptions]:
     """Common options go to `SolveOptions`, the rest to the policy's own options model."""
     common_keys = SolveOptions.model_fields.keys()
     errors: list[FieldError] = []
@@ -209,7 +209,7 @@ def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) ->
 
 
 def to_result(
-    policy: Policy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
+    policy: AnyPolicy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
 ) -> SolveResult:
     outcome = _finite(outcome)
     x = outcome.allocation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -148,7 +148,10 @@ class Outcome:
         return termination, detail, gap
 
 
-Runner = Callable[[Snapshot, ClusterArrays, Any, SolveContext], Outcome]
+#: A policy's own options model.
+OptionsT = TypeVar("OptionsT", bound=PolicyOptions)
+#: What solves a policy: the snapshot, its arrays, the policy's own options, the context.
+Runner = Callable[[Snapshot, ClusterArrays, OptionsT, SolveContext], Outcome]
 
 
 @dataclass(frozen=True)
@@ -160,14 +163,18 @@ class PolicyDefaults:
 
 
 @dataclass(frozen=True)
-class Policy:
+class Policy(Generic[OptionsT]):
     """A policy by name: what it optimizes, its options, its defaults, what it needs of a
     backend, and the function that solves it."""
 
     name: str
     summary: str
-    options: type[PolicyOptions]
-    run: Runner
+    options: type[OptionsT]
+    run: Runner[OptionsT]
     problem_class: str = "LP"  # LP, MILP, "LP sequence" or "algorithm": for listings
     needs: frozenset[Feature] = frozenset({Feature.LP})
     defaults: PolicyDefaults = PolicyDefaults()
+
+
+#: A policy whose options model is not known statically (the registry's, the pipeline's view).
+AnyPolicy = Policy[Any]

@@ -7,7 +7,7 @@ import importlib
 from dataclasses import dataclass
 from functools import cache
 
-from solver.policy import Policy
+from solver.policy import AnyPolicy
 
 
 @dataclass(frozen=True)
@@ -17,8 +17,8 @@ class Entry:
     attribute: str = "POLICY"
     aliases: tuple[str, ...] = ()
 
-    def load(self) -> Policy:
-        policy: Policy = getattr(importlib.import_module(self.module), self.attribute)
+    def load(self) -> AnyPolicy:
+        policy: AnyPolicy = getattr(importlib.import_module(self.module), self.attribute)
         return policy
 
 
@@ -79,14 +79,14 @@ NAMES: tuple[str, ...] = tuple(e.name for e in ENTRIES)
 _BY_KEY = {key: e for e in ENTRIES for key in (e.name, *e.aliases)}
 
 
-def find_policy(name: str) -> Policy | None:
+def find_policy(name: str) -> AnyPolicy | None:
     """The policy called `name` (or one of its aliases), None if there is none."""
     entry = _BY_KEY.get(name.strip().lower().replace("-", "_"))
     return None if entry is None else entry.load()
 
 
 @cache
-def all_policies() -> dict[str, Policy]:
+def all_policies() -> dict[str, AnyPolicy]:
     """Every policy, loaded (for listings: this imports every family)."""
     return {e.name: e.load() for e in ENTRIES}
 

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from solver.policy import Policy
+    from solver.policy import AnyPolicy
     from solver.result import Comparison, JobResult, SolveResult
 
 TABLE_ROWS = 40
@@ -48,7 +48,7 @@ def render(result: SolveResult, console: Console) -> None:
         console.print(f"[yellow]warning:[/yellow] {warning}")
 
 
-def render_policies(policies: list[Policy], console: Console) -> None:
+def render_policies(policies: list[AnyPolicy], console: Console) -> None:
     table = Table("policy", "problem", "what it optimizes", "options")
     for p in policies:
         table.add_row(p.name, p.problem_class, p.summary, ", ".join(p.options.model_fields))
