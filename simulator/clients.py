@@ -20,6 +20,7 @@ from simulator.state import IntArray, JobTable
 from solver.status import Status
 
 if TYPE_CHECKING:
+    from client import ApportionClient
     from solver.result import SolveResult
     from solver.snapshot import Snapshot
 
@@ -97,18 +98,6 @@ class Answer:
             solver_seconds=result.solver.total_seconds,
         )
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Answer:
-        jobs = doc.get("jobs", [])
-        return cls(
-            status=str(doc.get("status")),
-            allocation={j["id"]: j["allocation"] for j in jobs if j.get("allocation")},
-            placement={j["id"]: j["placement"] for j in jobs if j.get("placement")},
-            metrics={j["id"]: j["metrics"] for j in jobs if j.get("metrics")},
-            pairs=list(doc.get("summary", {}).get("pair_allocations", [])),
-            solver_seconds=float(doc.get("solver", {}).get("total_seconds", 0.0)),
-        )
-
 
 class Decider(Protocol):
     """A policy the simulator can ask: apportion's (in process or over HTTP) or a baseline."""
@@ -129,16 +118,39 @@ class ApportionPolicy:
     def __init__(self, name: str, options: Mapping[str, Any], http: str | None = None) -> None:
         self.name = name
         self.options = dict(options)
-        self._http = _HttpSolver(http) if http else None
+        self._http: ApportionClient | None = None
+        if http:
+            import httpx
+
+            from client import ApportionClient
+
+            # A simulation waits out a saturated service as a scheduler would, with no limit on
+            # an answer's wait: the service bounds every solve itself.
+            wait = httpx.Timeout(10.0, read=None)
+            self._http = ApportionClient(http, timeout=wait, retries=HTTP_ATTEMPTS)
 
     def decide(self, request: Request) -> Answer:
         started = time.perf_counter()
         if self._http is not None:
-            answer = Answer.from_json(self._http.solve(request.document, self.name, self.options))
+            answer = self._remote(request, self._http)
         else:
             answer = Answer.from_result(self._solve(request))
         answer.seconds = time.perf_counter() - started
         return answer
+
+    def _remote(self, request: Request, service: ApportionClient) -> Answer:
+        from client import ServiceError, SolveStopped
+        from solver.errors import InputError
+
+        try:
+            return Answer.from_result(service.solve(request.document, self.name, self.options))
+        except SolveStopped:
+            # The service ended the solve: no answer, so the last decision stays in force.
+            return Answer(status="stopped")
+        except InputError as exc:
+            raise PolicyError(f"POST /v1/solve: {exc.one_line()}", invalid_input=True) from None
+        except ServiceError as exc:
+            raise PolicyError(f"POST /v1/solve: {exc}") from None
 
     def _solve(self, request: Request) -> SolveResult:
         from solver.errors import InputError
@@ -167,51 +179,6 @@ class TypeBlindPolicy(ApportionPolicy):
             request.table, request.jobs, request.now, lambda: type_blind(request.document)
         )
         return super().decide(blind)
-
-
-class _HttpSolver:
-    """POST /v1/solve with keep-alive; waits out 503s as their Retry-After says."""
-
-    def __init__(self, base_url: str) -> None:
-        import httpx
-
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=None)
-
-    def solve(
-        self, snapshot: Mapping[str, Any], policy: str, options: Mapping[str, Any]
-    ) -> dict[str, Any]:
-        import orjson
-
-        body = orjson.dumps({"policy": policy, "snapshot": snapshot, "options": options})
-        headers = {"content-type": "application/json"}
-        for _ in range(HTTP_ATTEMPTS):
-            response = self._client.post("/v1/solve", content=body, headers=headers)
-            if response.status_code != 503:
-                break
-            time.sleep(float(response.headers.get("retry-after", "1")))
-        if response.status_code >= 400 and response.status_code != 504:
-            raise PolicyError(
-                f"POST /v1/solve: {response.status_code}: {_problem(response)}",
-                invalid_input=response.status_code == 422,
-            )
-        if response.status_code == 504:
-            # The service ended the solve: no answer, so the last decision stays in force.
-            return {"status": "stopped", "jobs": []}
-        document: dict[str, Any] = orjson.loads(response.content)
-        return document
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def _problem(response: Any) -> str:
-    try:
-        doc = response.json()
-    except ValueError:
-        return str(response.text)[:300]
-    errors = doc.get("errors") or []
-    where = "; ".join(f"{'/'.join(map(str, e.get('loc', [])))}: {e.get('msg')}" for e in errors)
-    return f"{doc.get('detail', '')} {where}".strip()
 
 
 def zero_answer(status: str = "optimal") -> Answer:

@@ -12,60 +12,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
 from simulator.baselines import ALIASES, KEYS
-from simulator.config import Mode, SimConfig
-from simulator.enact import Enactor, make_enactor
+from simulator.config import SimConfig
+from simulator.enact import Enactor, make_enactor, policy_options
 from simulator.policies import make_decider
 from simulator.result import SimulationResult, build_result
-from simulator.state import DONE, EPS, FloatArray, IntArray, JobTable, Running, Step, advance
+from simulator.series import Series
+from simulator.state import DONE, EPS, JobTable, Running, advance
 from simulator.trace import Trace
 
-#: Leases an idle cluster waits for a guaranteed job's reserved slot before giving up (the
-#: admission policy's default planning horizon).
-MAX_IDLE_LEASES = 288
 #: Called after every interval with (jobs finished so far, simulated time).
 Progress = Callable[[int, float], None]
-
-
-@dataclass
-class Series:
-    """One row per interval: the time series of the run."""
-
-    start: list[float] = field(default_factory=list)
-    end: list[float] = field(default_factory=list)
-    busy: list[np.ndarray] = field(default_factory=list)  # GPU-seconds per type
-    running: list[int] = field(default_factory=list)
-    active: list[int] = field(default_factory=list)
-    finished: list[int] = field(default_factory=list)
-    steps: list[float] = field(default_factory=list)
-    # With `SimConfig.job_series`: per interval, the running jobs, their type, GPUs and steps.
-    jobs: list[tuple[IntArray, IntArray, IntArray, FloatArray]] = field(default_factory=list)
-
-    def add(self, step: Step, running: Running, active: int) -> None:
-        self.start.append(step.start)
-        self.end.append(step.end)
-        self.busy.append(step.busy)
-        self.running.append(int(running.jobs.size))
-        self.active.append(active)
-        self.finished.append(int(step.finished.size))
-        self.steps.append(step.steps)
-
-    def add_jobs(self, running: Running, steps: FloatArray) -> None:
-        self.jobs.append((running.jobs, running.type, running.gpus, steps))
 
 
 class Engine:
     def __init__(self, trace: Trace, config: SimConfig, progress: Progress | None = None) -> None:
         self.config = config
         self.table = JobTable.from_trace(trace)
-        self.decider = make_decider(config.policy, _options(config), config.http)
+        baseline = config.policy in KEYS or config.policy in ALIASES
+        options = policy_options(config, baseline)
+        self.decider = make_decider(config.policy, options, config.http)
         self.enactor: Enactor = make_enactor(self.table, self.decider, config)
         self.resolve = config.resolve_for(self.decider.baseline)
-        self.event_driven = config.enactment == Mode.PLACEMENT
+        self.event_driven = self.enactor.event_driven
         self.progress = progress
         self.series = Series()
         self.decisions = 0
@@ -125,7 +98,7 @@ class Engine:
             and self.decisions % resolve.every == 0
         )
         solve = (
-            self.config.enactment == Mode.LEASES  # admission looks again at every lease
+            self.enactor.asks_every_decision
             or self.decisions == 0
             or self.force
             or periodic
@@ -139,8 +112,9 @@ class Engine:
 
     def _end(self, now: float, running: Running, solved: bool) -> float | None:
         """When this decision expires: its round or lease, or in placement mode the next
-        arrival or completion. An idle cluster waits for the next arrival, except under leases,
-        where admission depends on time (a reserved slot may come later)."""
+        arrival or completion. An idle cluster waits for the next arrival, unless the enactor
+        asks for patience (under leases admission depends on time: a reserved slot may come
+        later)."""
         table = self.table
         end = self.enactor.length(now)
         upcoming = table.next_arrival()
@@ -157,7 +131,7 @@ class Engine:
             self.force = True
             return now
         self.idle += 1
-        if self.config.enactment == Mode.LEASES and self.idle <= MAX_IDLE_LEASES:
+        if self.idle <= self.enactor.idle_patience:
             return end
         if np.isfinite(upcoming):
             return max(upcoming, now)
@@ -181,15 +155,6 @@ def _first_completion(table: JobTable, running: Running, now: float) -> float:
     with np.errstate(divide="ignore"):
         need = np.where(running.rate > 0, table.remaining[j] / running.rate, np.inf)
     return float(now + (table.delay_left[j] + need).min())
-
-
-def _options(config: SimConfig) -> dict[str, object]:
-    """A lease policy estimates its leases with the checkpoint cost the simulation charges."""
-    options = dict(config.options)
-    baseline = config.policy in KEYS or config.policy in ALIASES
-    if config.enactment == Mode.LEASES and "overhead_seconds" not in options and not baseline:
-        options["overhead_seconds"] = config.preemption_seconds
-    return options
 
 
 def simulate(

@@ -30,7 +30,7 @@ from simulator.state import (
 
 if TYPE_CHECKING:
     from simulator.enact.common import CallLog
-    from simulator.engine import Series
+    from simulator.series import Series
 
 
 def _deadlines(table: JobTable) -> tuple[FloatArray, FloatArray]:

@@ -15,7 +15,7 @@ from simulator.state import JobTable
 
 if TYPE_CHECKING:
     from simulator.enact.common import CallLog
-    from simulator.engine import Series
+    from simulator.series import Series
 
 
 @dataclass

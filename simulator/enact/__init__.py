@@ -6,7 +6,11 @@
 
 Each enactor answers `decide(now, solve) -> Running` (who runs from `now`, where, how fast),
 `length(now)` (when its decision expires) and `after(step, running)` (bookkeeping once time has
-passed), and logs its policy calls in `calls`.
+passed), and logs its policy calls in `calls`. It also says how the engine should drive it:
+`event_driven` (decisions also at arrivals and completions), `asks_every_decision` (the policy
+is asked at every decision point, not only when a trigger fires) and `idle_patience` (decision
+points an idle cluster waits before the clock jumps to the next arrival: a lease policy may hold
+GPUs back for a reserved slot).
 """
 
 from __future__ import annotations
@@ -22,12 +26,25 @@ from simulator.state import JobTable, Running, Step
 class Enactor(Protocol):
     calls: CallLog
     holdings: Holdings
+    event_driven: bool
+    asks_every_decision: bool
+    idle_patience: int
 
     def decide(self, now: float, solve: bool) -> Running: ...
 
     def length(self, now: float) -> float: ...
 
     def after(self, step: Step, running: Running) -> None: ...
+
+
+def policy_options(config: SimConfig, baseline: bool) -> dict[str, object]:
+    """The options the simulated policy is called with: the configuration's, plus what an
+    enactment mode tells its policy (a lease policy estimates its leases with the checkpoint
+    cost the simulation charges, unless told otherwise)."""
+    options = dict(config.options)
+    if config.enactment == Mode.LEASES and "overhead_seconds" not in options and not baseline:
+        options["overhead_seconds"] = config.preemption_seconds
+    return options
 
 
 def make_enactor(table: JobTable, decider: Decider, config: SimConfig) -> Enactor:

@@ -28,8 +28,16 @@ from simulator.enact.contention import Slowdown
 from simulator.snapshots import Held, lease_snapshot
 from simulator.state import EPS, JobTable, Running, Step
 
+#: Leases an idle cluster waits for a guaranteed job's reserved slot before giving up (the
+#: admission policy's default planning horizon).
+MAX_IDLE_LEASES = 288
+
 
 class LeaseEnactor:
+    event_driven = False
+    asks_every_decision = True  # admission looks again at every lease
+    idle_patience = MAX_IDLE_LEASES
+
     def __init__(
         self,
         table: JobTable,

@@ -24,6 +24,10 @@ from simulator.state import JobTable, Running, Step
 
 
 class PlacementEnactor:
+    event_driven = True
+    asks_every_decision = False
+    idle_patience = 0
+
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()

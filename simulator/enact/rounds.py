@@ -26,6 +26,10 @@ from simulator.state import IntArray, JobTable, Running, Step
 
 
 class RoundsEnactor:
+    event_driven = False
+    asks_every_decision = False
+    idle_patience = 0
+
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self._planner: Planner | None = None
         self._cluster: Cluster | None = None

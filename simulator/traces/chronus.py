@@ -30,6 +30,7 @@ from pathlib import Path
 
 from refdata import SOURCE
 from refdata.chronus import MIX2_HEAD
+from simulator.sources import TraceSpec, single_type_nodes
 from simulator.trace import Deadline, Trace, TraceJob
 from simulator.traces.durations import DEFAULT_GPU_TYPE, single_type_cluster, timed_job
 from simulator.traces.errors import TraceError
@@ -210,3 +211,12 @@ def _deadlines(
     return tuple(
         Deadline(time=MINUTE * (submit + t), value=v) for t, v in zip(relative, worth, strict=True)
     )
+
+
+def from_spec(spec: TraceSpec) -> Trace:
+    """The trace a `TraceSpec` of kind `chronus` names; the first `jobs` are kept by the
+    reader, so only they must fit a small cluster."""
+    nodes = single_type_nodes(spec)
+    if spec.source:
+        return read_chronus(spec.source, first=spec.jobs, **nodes)
+    return read_chronus(first=spec.jobs, **nodes)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from refdata import SOURCE
 from refdata.deepshare import parse_config, read_contention_csv
+from simulator.sources import TraceSpec, single_type_nodes
 from simulator.trace import Trace, TraceJob
 from simulator.traces.durations import DEFAULT_GPU_TYPE, single_type_cluster
 from simulator.traces.errors import TraceError
@@ -145,3 +146,11 @@ def _demand(row: Row, column: str) -> int:
     if not column.isdigit() or int(column) < 1:
         raise row.error(f"column {column!r} is not a GPU demand")
     return int(column)
+
+
+def from_spec(spec: TraceSpec) -> Trace:
+    """The trace a `TraceSpec` of kind `deepshare` names."""
+    nodes = single_type_nodes(spec)
+    if spec.source:
+        return read_deepshare_trace(spec.source, **nodes)
+    return read_deepshare_trace(**nodes)

@@ -32,6 +32,7 @@ from pathlib import Path
 from refdata import SOURCE
 from refdata.gavel import GavelTable, JobType
 from refdata.synthetic import load_gavel_table
+from simulator.sources import TraceSpec, cluster_of
 from simulator.trace import Cluster, Deadline, Trace, TraceJob
 from simulator.traces.errors import TraceError
 from simulator.traces.parsing import Row, read_lines
@@ -202,3 +203,11 @@ def _job(row: Row, job_id: str, types: JobTypes, reference_type: str) -> TraceJo
         raise row.error(f"SLO is {slo:g}: must be positive, or -1 for none")
     weight = row.number("priority_weight", strict=True)
     return types.job(job_id, job_type, total_steps, arrival, weight, deadlines)
+
+
+def from_spec(spec: TraceSpec) -> Trace:
+    """The trace a `TraceSpec` of kind `gavel` names (`simulator.kinds`)."""
+    cluster = cluster_of(spec)
+    if spec.source is None:
+        return read_gavel_trace(cluster=cluster)
+    return read_gavel_trace(spec.source, cluster=cluster)

@@ -26,6 +26,7 @@ import numpy as np
 
 from refdata.gavel import GavelTable, JobType
 from refdata.synthetic import load_gavel_table
+from simulator.sources import TraceSpec, cluster_of
 from simulator.trace import Cluster, Trace
 from simulator.traces.gavel import REFERENCE_TYPE, JobTypes
 from solver.errors import InputError
@@ -113,3 +114,10 @@ def _check_fit(types: JobTypes, by_scale: dict[int, list[JobType]], reference_ty
                 reason = f"{job_type[0]!r} has no throughput on the reference type"
             if reason is not None:
                 raise InputError.single(("cluster",), f"{reason} ({job_type[0]!r} can be drawn)")
+
+
+def from_spec(spec: TraceSpec) -> Trace:
+    """The trace a `TraceSpec` of kind `poisson` names: its `load` (else its source) is the
+    rate in jobs per hour, `jobs` the count (100 unless given)."""
+    rate = spec.load if spec.load is not None else float(spec.source or "nan")
+    return poisson_trace(rate, spec.jobs or 100, spec.seed, cluster=cluster_of(spec))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from refdata import SOURCE
+from simulator.sources import TraceSpec, single_type_nodes
 from simulator.trace import Trace, TraceJob
 from simulator.traces.durations import DEFAULT_GPU_TYPE, single_type_cluster, timed_job
 from simulator.traces.errors import TraceError
@@ -59,3 +60,9 @@ def _job(row: Row, gpu_type: str, capacity: int) -> TraceJob:
         gpu_type=gpu_type,
         workload_class=row.text("model_name"),
     )
+
+
+def from_spec(spec: TraceSpec) -> Trace:
+    """The trace a `TraceSpec` of kind `tiresias` names."""
+    nodes = single_type_nodes(spec)
+    return read_tiresias_csv(spec.source, **nodes) if spec.source else read_tiresias_csv(**nodes)

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-#: Kept here rather than read from `simulator.sources`, which would load pydantic at start-up.
-TRACE_KINDS = ("gavel", "poisson", "chronus", "deepshare", "tiresias")
+from simulator.kinds import KINDS, NAMES
+
 MODES = ("auto", "rounds", "leases", "placement")
 
 DESCRIPTION = """Replay a job trace under a policy and report job completion times, deadlines
@@ -20,7 +20,10 @@ met, utilization and policy time.
 
 SOURCE is a trace file (bundled defaults when left out) or, for poisson, the arrival rate in
 jobs per hour. Several policies, seeds or loads (comma-separated) make a sweep, run in a
-process pool (--workers). Exit codes: 0 done, 1 a policy failed, 2 invalid input."""
+process pool (--workers). Exit codes: 0 done, 1 a policy failed, 2 invalid input.
+
+Trace kinds (SOURCE; default cluster):
+""" + "\n".join(f"  {k.name:<10} {k.source}; {k.cluster}" for k in KINDS)
 
 
 def add_simulate(commands: Any) -> None:
@@ -31,7 +34,7 @@ def add_simulate(commands: Any) -> None:
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    command.add_argument("kind", choices=TRACE_KINDS, help="Trace kind.")
+    command.add_argument("kind", choices=NAMES, help="Trace kind.")
     command.add_argument(
         "source", nargs="?", help="Trace file, or jobs per hour for poisson (default: bundled)."
     )

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from simulator.enact.common import CallLog
-from simulator.engine import Series
 from simulator.metrics import calls_frame, records, summarize, timeseries
+from simulator.series import Series
 from simulator.state import DONE, JobTable
 from simulator.trace import Deadline
 from tests.simulator.helpers import job, trace
