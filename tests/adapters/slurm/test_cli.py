@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from adapters.slurm.cli import main
-from tests.adapters.slurm.cluster import Cluster, free_ports
+from adapters.slurm.local.cluster import Cluster, free_ports
 from tests.adapters.slurm.driving import TABLE, fingerprint, running_soon, submit
 
 ROOT = Path(__file__).resolve().parents[3]
