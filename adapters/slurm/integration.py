@@ -132,11 +132,11 @@ class SlurmIntegration:
         table whose columns are the cluster's types."""
         try:
             problem = unsupported(self.slurm.version())
+            if problem is not None:
+                raise SetupError(problem)
             nodes = self.slurm.nodes()
         except SlurmError as exc:
             raise SetupError(f"cannot read the cluster: {exc}") from None
-        if problem is not None:
-            raise SetupError(problem)
         scheduled = [n for n in nodes if self.scope.schedules(n)]
         types = {n.gpu_type for n in scheduled if n.gpu_type}
         if not types:

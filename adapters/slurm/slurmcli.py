@@ -279,13 +279,18 @@ class Slurm:
             document = json.loads(out)
         except json.JSONDecodeError as exc:
             raise SlurmError(f"{' '.join(command)}: not JSON ({exc.msg})") from None
-        if not isinstance(document, dict):
-            raise SlurmError(f"{' '.join(command)}: not a JSON object")
-        errors = document.get("errors") or []
-        if errors:
-            raise SlurmError(f"{' '.join(command)}: {errors[0]}")
-        written = ((document.get("meta") or {}).get("plugin") or {}).get("type")
-        if written is not None and written != OPENAPI:  # Slurm changed under a running adapter
-            msg = f"{' '.join(command)}: {written} documents are not supported (only {OPENAPI})"
-            raise SlurmError(msg)
-        return document
+        return checked_document(document, " ".join(command))
+
+
+def checked_document(document: Any, command: str) -> dict[str, Any]:
+    """A decoded `--json` answer of `command`, once it is known to be a 22.05 document without
+    errors; `SlurmError` otherwise (Slurm upgraded under a running adapter is caught here)."""
+    if not isinstance(document, dict):
+        raise SlurmError(f"{command}: not a JSON object")
+    errors = document.get("errors") or []
+    if errors:
+        raise SlurmError(f"{command}: {errors[0]}")
+    written = ((document.get("meta") or {}).get("plugin") or {}).get("type")
+    if written is not None and written != OPENAPI:
+        raise SlurmError(f"{command}: {written} documents are not supported (only {OPENAPI})")
+    return document

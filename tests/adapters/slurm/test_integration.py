@@ -157,3 +157,25 @@ def test_a_solved_round_on_the_recorded_cluster_fits_the_free_gpus() -> None:
             assert f"ReqNodeList={','.join(action.placement)}" in action.commands[0]
         assert action.kind in (Kind.START, Kind.WAIT, Kind.FIXED, Kind.SKIP)
     assert min(free.values()) >= 0
+
+
+def test_a_pending_job_slurm_could_start_is_held_and_a_held_one_released_when_started() -> None:
+    document = squeue()
+    for entry in document["jobs"]:
+        if entry["job_id"] in (4, 5):
+            entry["state_reason"] = "Priority"  # submitted without --hold
+    managed = SLURM.managed(SlurmState(parse_nodes(sinfo()), parse_jobs(document)))
+    view = View.build(managed, RECEIVED, allow_preemption=True)
+    rnd = Round((Assignment("5", "k80", {"n4": 8}, kept=False, priority=math.inf),), {}, ())
+    actions = {a.job: a for a in plan_round(SLURM, view, rnd)}
+    assert actions["4"].kind == Kind.HOLD
+    assert actions["4"].commands == (("scontrol", "hold", "4"),)
+    assert actions["4"].reason == (
+        "waits: the policy gives it no time now; held so it does not start outside the round"
+    )
+    # Not held: no release, only its type, nodes and priority.
+    assert actions["5"].commands == (
+        ("scontrol", "update", "JobId=5", "Features=k80", "ReqNodeList=n4", "StartTime=now"),
+        ("scontrol", "update", "JobId=5", f"Priority={PRIORITY_TOP}"),
+    )
+    assert actions["9"].kind == Kind.WAIT and actions["9"].commands == ()  # held already
