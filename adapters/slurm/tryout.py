@@ -20,10 +20,19 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
 
-from adapters.framework import Controller, Kind, LocalPlanner, Outcome, Settings
+from adapters.framework import (
+    Controller,
+    Kind,
+    LocalPlanner,
+    Outcome,
+    ReadError,
+    Settings,
+    SetupError,
+)
 from adapters.framework.cli import configure_logging
 from adapters.slurm.integration import SlurmIntegration, SlurmState
 from adapters.slurm.local.cluster import GPUS_PER_NODE, NODES, Cluster, Unavailable, running
@@ -69,13 +78,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     root = Path(tempfile.mkdtemp(prefix="apportion-slurm-tryout-"))
     try:
         with running(root, hold_partitions=("gpu",)) as cluster:
-            return _try(cluster, args, out)
-    except Unavailable as exc:
-        sys.stderr.write(f"tryout: no Slurm cluster can be started here: {exc}\n")
+            try:
+                return _try(cluster, args, out)
+            finally:
+                out.write(f"\nstopped the cluster and removed {root}\n")
+    except (Unavailable, RuntimeError) as exc:  # RuntimeError: a daemon or command failed
+        sys.stderr.write(f"tryout: {exc}\n")
         return 1
     finally:
         shutil.rmtree(root, ignore_errors=True)
-        out.write(f"\nstopped the cluster and removed {root}\n")
 
 
 def _try(cluster: Cluster, args: argparse.Namespace, out: TextIO) -> int:
@@ -90,7 +101,10 @@ def _try(cluster: Cluster, args: argparse.Namespace, out: TextIO) -> int:
         job = cluster.sbatch(*options.split(), seconds=3600)
         out.write(f"  job {job}: sbatch {options} train.sh\n")
     integration = SlurmIntegration(Slurm(cluster.env), TABLE)
-    integration.check()
+    try:
+        integration.check()
+    except SetupError as exc:
+        raise Unavailable(str(exc)) from None
     settings = Settings(
         cluster.root / "state.json",
         policy=args.policy,
@@ -125,9 +139,10 @@ def _settled(
     """Slurm's jobs once each job the round runs is running (at most 10 s)."""
     deadline = time.monotonic() + 10.0
     runs = {a.job for a in outcome.actions if a.kind in (Kind.START, Kind.MOVE, Kind.KEEP)}
+    jobs: dict[str, SlurmJob] = {}
     while True:
-        state: SlurmState = integration.read()
-        jobs = {j.id: j for j in state.jobs}
+        with suppress(ReadError):  # shown as last read; the next round says what failed
+            jobs = {j.id: j for j in integration.read().jobs}
         if all(jobs[j].running for j in runs if j in jobs) or time.monotonic() > deadline:
             return jobs
         time.sleep(0.3)
