@@ -290,7 +290,11 @@ def checked_document(document: Any, command: str) -> dict[str, Any]:
     errors = document.get("errors") or []
     if errors:
         raise SlurmError(f"{command}: {errors[0]}")
-    written = ((document.get("meta") or {}).get("plugin") or {}).get("type")
+    meta = document.get("meta") or {}
+    written = (meta.get("plugin") or {}).get("type")
     if written is not None and written != OPENAPI:
         raise SlurmError(f"{command}: {written} documents are not supported (only {OPENAPI})")
+    release = (meta.get("Slurm") or meta.get("slurm") or {}).get("release")
+    if release is not None and unsupported(f"slurm {release}") is not None:
+        raise SlurmError(f"{command}: written by Slurm {release}, which is not supported")
     return document

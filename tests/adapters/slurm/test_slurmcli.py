@@ -105,5 +105,9 @@ def test_a_document_of_another_slurm_release_is_refused() -> None:
     assert str(caught.value) == (
         "squeue --json: openapi/v0.0.39 documents are not supported (only openapi/v0.0.38)"
     )
+    later = {**squeue(), "meta": {"slurm": {"release": "23.11.4"}}}
+    with pytest.raises(SlurmError) as caught:
+        checked_document(later, "squeue --json")
+    assert str(caught.value) == "squeue --json: written by Slurm 23.11.4, which is not supported"
     with pytest.raises(SlurmError, match="squeue --json: not a JSON object"):
         checked_document([], "squeue --json")
