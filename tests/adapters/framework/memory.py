@@ -10,7 +10,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from adapters.framework import (
+from apportion.adapters.framework import (
     Command,
     Commands,
     EnactError,

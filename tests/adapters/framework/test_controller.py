@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from adapters.framework import (
+from apportion.adapters.framework import (
     Controller,
     Job,
     Kind,
@@ -25,9 +25,9 @@ from adapters.framework import (
     Settings,
     SetupError,
 )
-from adapters.framework.actions import RUNS
-from mechanism import Round, next_round
-from solver.snapshot import parse_snapshot
+from apportion.adapters.framework.actions import RUNS
+from apportion.mechanism import Round, next_round
+from apportion.solver.snapshot import parse_snapshot
 from tests.adapters.framework.memory import MemoryCluster, MemoryIntegration, MemoryJob
 
 ROUND = 60.0

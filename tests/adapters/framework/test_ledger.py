@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.framework import ledger
-from adapters.framework.integration import Seen
-from adapters.framework.ledger import Ledger
+from apportion.adapters.framework import ledger
+from apportion.adapters.framework.integration import Seen
+from apportion.adapters.framework.ledger import Ledger
 
 RECORDED_AT = 1795425590.0
 NOW = RECORDED_AT + 10  # 10 s after the jobs were read

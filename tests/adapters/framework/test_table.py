@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.framework.table import check_columns, load_table
-from solver.errors import InputError
+from apportion.adapters.framework.table import check_columns, load_table
+from apportion.solver.errors import InputError
 
 TABLE = {"resnet50": {"v100": 400.0, "k80": 100.0}, "lm": {"v100": 30.0, "k80": 12.0}}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slurm.local.cluster import Cluster, Unavailable, start, stop
+from apportion.adapters.slurm.local.cluster import Cluster, Unavailable, start, stop
 
 
 @pytest.fixture(scope="session")

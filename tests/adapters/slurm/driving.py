@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapters.framework import Controller, Kind, LocalPlanner, Outcome, Planner, Settings
-from adapters.slurm.integration import SlurmIntegration, SlurmState
-from adapters.slurm.local.cluster import GPUS_PER_NODE, NODES, Cluster
-from adapters.slurm.scope import Scope
-from adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs
+from apportion.adapters.framework import Controller, Kind, LocalPlanner, Outcome, Planner, Settings
+from apportion.adapters.slurm.integration import SlurmIntegration, SlurmState
+from apportion.adapters.slurm.local.cluster import GPUS_PER_NODE, NODES, Cluster
+from apportion.adapters.slurm.scope import Scope
+from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs
 
 TABLE = {
     "resnet50": {"v100": 4.0, "k80": 1.0},

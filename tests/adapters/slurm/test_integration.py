@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 
-from adapters.framework import Kind, LocalPlanner, View
-from adapters.framework.actions import plan_round, render
-from adapters.slurm.integration import PRIORITY_TOP, SlurmIntegration, SlurmState
-from adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs, parse_nodes
-from mechanism import Assignment, Round
+from apportion.adapters.framework import Kind, LocalPlanner, View
+from apportion.adapters.framework.actions import plan_round, render
+from apportion.adapters.slurm.integration import PRIORITY_TOP, SlurmIntegration, SlurmState
+from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs, parse_nodes
+from apportion.mechanism import Assignment, Round
 from tests.adapters.slurm.samples import TABLE, sinfo, squeue
 
 RECEIVED = {"1": {"v100": 8.0}, "2": {"k80": 2.0, "v100": 5.0}, "3": {"v100": 8.0}}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.framework import Kind
-from adapters.slurm.local.cluster import Cluster
-from adapters.slurm.scope import Scope
+from apportion.adapters.framework import Kind
+from apportion.adapters.slurm.local.cluster import Cluster
+from apportion.adapters.slurm.scope import Scope
 from tests.adapters.slurm.driving import (
     assert_enacted,
     assert_no_gpu_oversubscribed,

@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from adapters.slurm.local.cluster import job_submit_lua
-from adapters.slurm.local.packages import PACKAGES
+from apportion.adapters.slurm.local.cluster import job_submit_lua
+from apportion.adapters.slurm.local.packages import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[3]
 GUIDE = ROOT / "docs" / "SLURM.md"
@@ -21,7 +21,7 @@ def test_the_setup_script_skips_cleanly_without_apt_get(tmp_path: Path) -> None:
     # An empty PATH: Slurm's client commands are not found, and neither is apt-get.
     env = {**os.environ, "PATH": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "adapters.slurm.local.packages"],
+        [sys.executable, "-m", "apportion.adapters.slurm.local.packages"],
         cwd=ROOT,
         env=env,
         capture_output=True,

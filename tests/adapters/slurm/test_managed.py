@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.slurm.managed import build_managed
-from adapters.slurm.scope import Scope
-from adapters.slurm.slurmcli import parse_jobs, parse_nodes
+from apportion.adapters.slurm.managed import build_managed
+from apportion.adapters.slurm.scope import Scope
+from apportion.adapters.slurm.slurmcli import parse_jobs, parse_nodes
 from tests.adapters.slurm.samples import TABLE, sinfo, squeue
 
 

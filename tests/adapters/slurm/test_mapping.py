@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from adapters.slurm.mapping import Mapped, Unmapped, comment_entries, map_job
-from adapters.slurm.slurmcli import parse_jobs
+from apportion.adapters.slurm.mapping import Mapped, Unmapped, comment_entries, map_job
+from apportion.adapters.slurm.slurmcli import parse_jobs
 from tests.adapters.slurm.samples import TABLE, squeue
 
 

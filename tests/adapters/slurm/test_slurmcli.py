@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slurm.slurmcli import (
+from apportion.adapters.slurm.slurmcli import (
     SlurmError,
     checked_document,
     parse_jobs,

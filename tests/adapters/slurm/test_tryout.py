@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slurm.local.packages import Unavailable, ensure
-from adapters.slurm.tryout import JOBS
+from apportion.adapters.slurm.local.packages import Unavailable, ensure
+from apportion.adapters.slurm.tryout import JOBS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -39,7 +39,15 @@ def test_the_tryout_runs_rounds_on_its_own_cluster_and_stops_everything() -> Non
     if os.geteuid() != 0:
         pytest.skip("no live Slurm cluster: the try-out needs root")
     done = subprocess.run(
-        [sys.executable, "-m", "adapters.slurm.tryout", "--rounds", "2", "--round-seconds", "4"],
+        [
+            sys.executable,
+            "-m",
+            "apportion.adapters.slurm.tryout",
+            "--rounds",
+            "2",
+            "--round-seconds",
+            "4",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
