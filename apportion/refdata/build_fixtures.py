@@ -1,6 +1,8 @@
 """Rebuild the bundled fixtures from the reference systems' published data.
 
-    python -m refdata.build_fixtures DATA_DIR   # holds gavel/, chronus/ and deepshare/ as published
+    python -m apportion.refdata.build_fixtures DATA_DIR
+
+(DATA_DIR holds gavel/, chronus/ and deepshare/ as published.)
 
 Writes to `refdata/source/`: `gavel_throughputs.json` (Gavel's table, isolated and co-located
 throughputs for K80/P100/V100); `chronus_mix2_head200.json`: the first 200 jobs of the Chronus

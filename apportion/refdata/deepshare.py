@@ -10,7 +10,7 @@ the paper's abbreviations.
 
 Convert a CSV into the snapshot's `contention` field:
 
-    python -m refdata.deepshare shared_thp_ratio.csv > contention.json
+    python -m apportion.refdata.deepshare shared_thp_ratio.csv > contention.json
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     """Print the contention table of a DeepShare CSV as JSON (the snapshot's `contention`)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        sys.stderr.write("usage: python -m refdata.deepshare FILE.csv\n")
+        sys.stderr.write("usage: python -m apportion.refdata.deepshare FILE.csv\n")
         raise SystemExit(2)
     try:
         table = read_contention_csv(args[0])

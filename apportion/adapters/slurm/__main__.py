@@ -1,4 +1,4 @@
-"""`python -m adapters.slurm`: the `apportion-slurm` controller."""
+"""`python -m apportion.adapters.slurm`: the `apportion-slurm` controller."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 `scontrol` changes jobs.
 
 Parsing is pure (`parse_nodes`, `parse_jobs` take the decoded documents of Slurm 22.05,
-openapi v0.0.38) so it is tested on recorded samples; `Slurm` runs the commands. The commands
-find the cluster the usual way (`SLURM_CONF` in the environment, else the system's
-configuration).
+openapi v0.0.38; `parse_version` the line of `sinfo --version`) so it is tested on recorded
+samples; `Slurm` runs the commands. The commands find the cluster the usual way (`SLURM_CONF`
+in the environment, else the system's configuration).
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ UNUSABLE_NODE_FLAGS = frozenset(
     }
 )
 
+#: The Slurm releases (major, minor) whose JSON and `scontrol` behaviour the adapter knows.
+SUPPORTED = ((22, 5),)
+#: The JSON documents those releases write (`meta.plugin.type`).
+OPENAPI = "openapi/v0.0.38"
+
+_VERSION = re.compile(r"^slurm(?:-wlm)?\s+(?P<major>\d+)\.(?P<minor>\d+)(?:\.(?P<micro>\d+))?")
 _GPU_REQUEST = re.compile(r"^gres[:/]gpu(?::(?P<type>[^:,()]+))?:(?P<count>\d+)$")
 _GPU_DETAIL = re.compile(r"^gpu(?::(?P<type>[^:,()]+))?:(?P<count>\d+)")
 
@@ -52,6 +58,7 @@ class SlurmNode:
     state: str
     flags: frozenset[str] = frozenset()
     features: tuple[str, ...] = ()
+    partitions: tuple[str, ...] = ()
 
     @property
     def usable(self) -> bool:
@@ -68,6 +75,7 @@ class SlurmJob:
     - requested_type: the GPU type named in the request (`--gres=gpu:v100:2`), else None
     - placement: node → GPUs while it runs, from `gres_detail`; `running_type` the type there
     - held: pending with a hold (user or admin), so Slurm will not start it by itself
+    - partitions: the partition it runs in, or those it may start in while pending
     """
 
     id: str
@@ -85,6 +93,8 @@ class SlurmJob:
     requeue: bool
     placement: dict[str, int] = field(default_factory=dict)
     running_type: str | None = None
+    partitions: tuple[str, ...] = ()
+    account: str = ""
 
     @property
     def pending(self) -> bool:
@@ -122,7 +132,9 @@ def _node(entry: Mapping[str, Any]) -> SlurmNode:
             gpu_type, gpus = match["type"], gpus + int(match["count"])
     features = tuple(f for f in str(entry.get("active_features") or "").split(",") if f)
     flags = frozenset(str(f).upper() for f in entry.get("state_flags") or ())
-    return SlurmNode(str(entry["name"]), gpu_type, gpus, str(entry["state"]), flags, features)
+    partitions = tuple(str(p) for p in entry.get("partitions") or ())
+    name, state = str(entry["name"]), str(entry["state"])
+    return SlurmNode(name, gpu_type, gpus, state, flags, features, partitions)
 
 
 def without_type_feature(nodes: Sequence[SlurmNode]) -> dict[str, str]:
@@ -169,6 +181,8 @@ def _job(entry: Mapping[str, Any]) -> SlurmJob:
         requeue=bool(entry.get("requeue", True)),
         placement=placement,
         running_type=running_type,
+        partitions=tuple(p for p in str(entry.get("partition") or "").split(",") if p),
+        account=str(entry.get("account") or ""),
     )
 
 
@@ -198,6 +212,28 @@ def _placement(entry: Mapping[str, Any]) -> tuple[dict[str, int], str | None]:
     return placement, running_type
 
 
+def parse_version(line: str) -> tuple[int, int, str]:
+    """(major, minor, release) from `sinfo --version` (`slurm 22.05.8`); `SlurmError` when the
+    line is not one."""
+    match = _VERSION.match(line.strip())
+    if match is None:
+        raise SlurmError(f"sinfo --version: cannot read a Slurm version in {line.strip()!r}")
+    release = line.strip().split()[1]
+    return int(match["major"]), int(match["minor"]), release
+
+
+def unsupported(line: str) -> str | None:
+    """Why the Slurm of `sinfo --version` cannot be driven, or None when it can."""
+    major, minor, release = parse_version(line)
+    if (major, minor) in SUPPORTED:
+        return None
+    known = ", ".join(f"{a}.{b:02d}" for a, b in SUPPORTED)
+    return (
+        f"Slurm {release} is not supported: apportion-slurm reads the JSON of Slurm {known} "
+        f"(sinfo and squeue --json, {OPENAPI}) and relies on its scontrol behaviour"
+    )
+
+
 class Slurm:
     """Runs Slurm's commands (`env`: the environment they run with; None = ours)."""
 
@@ -212,6 +248,10 @@ class Slurm:
     def jobs(self) -> list[SlurmJob]:
         """Every job Slurm still lists, from `squeue --json`."""
         return parse_jobs(self._json("squeue", "--json"))
+
+    def version(self) -> str:
+        """The line of `sinfo --version` (`slurm 22.05.8`)."""
+        return self.run(("sinfo", "--version")).strip()
 
     def run(self, command: Sequence[str]) -> str:
         """Run one command (an `scontrol ...` of a plan); its output. Raises `SlurmError` with
@@ -239,9 +279,22 @@ class Slurm:
             document = json.loads(out)
         except json.JSONDecodeError as exc:
             raise SlurmError(f"{' '.join(command)}: not JSON ({exc.msg})") from None
-        if not isinstance(document, dict):
-            raise SlurmError(f"{' '.join(command)}: not a JSON object")
-        errors = document.get("errors") or []
-        if errors:
-            raise SlurmError(f"{' '.join(command)}: {errors[0]}")
-        return document
+        return checked_document(document, " ".join(command))
+
+
+def checked_document(document: Any, command: str) -> dict[str, Any]:
+    """A decoded `--json` answer of `command`, once it is known to be a 22.05 document without
+    errors; `SlurmError` otherwise (Slurm upgraded under a running adapter is caught here)."""
+    if not isinstance(document, dict):
+        raise SlurmError(f"{command}: not a JSON object")
+    errors = document.get("errors") or []
+    if errors:
+        raise SlurmError(f"{command}: {errors[0]}")
+    meta = document.get("meta") or {}
+    written = (meta.get("plugin") or {}).get("type")
+    if written is not None and written != OPENAPI:
+        raise SlurmError(f"{command}: {written} documents are not supported (only {OPENAPI})")
+    release = (meta.get("Slurm") or meta.get("slurm") or {}).get("release")
+    if release is not None and unsupported(f"slurm {release}") is not None:
+        raise SlurmError(f"{command}: written by Slurm {release}, which is not supported")
+    return document

@@ -10,11 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from apportion.adapters.slurm.controller import Controller, Outcome, Settings
-from apportion.adapters.slurm.plan import Kind
-from apportion.adapters.slurm.planner import LocalPlanner, Planner
+from apportion.adapters.framework import Controller, Kind, LocalPlanner, Outcome, Planner, Settings
+from apportion.adapters.slurm.integration import SlurmIntegration, SlurmState
+from apportion.adapters.slurm.local.cluster import GPUS_PER_NODE, NODES, Cluster
+from apportion.adapters.slurm.scope import Scope
 from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs
-from tests.adapters.slurm.cluster import GPUS_PER_NODE, NODES, Cluster
 
 TABLE = {
     "resnet50": {"v100": 4.0, "k80": 1.0},
@@ -27,13 +27,16 @@ START_SECONDS = 6.0
 
 
 def controller(
-    cluster: Cluster, state: Path, planner: Planner | None = None, **settings: Any
-) -> Controller:
+    cluster: Cluster,
+    state: Path,
+    planner: Planner | None = None,
+    scope: Scope | None = None,
+    **settings: Any,
+) -> Controller[SlurmState, SlurmJob]:
     """A controller on the test cluster (its SLURM_CONF), solving in process by default."""
     options = {"allow_preemption": True, "round_seconds": 3.0, "requeue_wait": 2.0, **settings}
-    return Controller(
-        Slurm(cluster.env), planner or LocalPlanner(), TABLE, Settings(state, **options)
-    )
+    integration = SlurmIntegration(Slurm(cluster.env), TABLE, scope)
+    return Controller(integration, planner or LocalPlanner(), Settings(state, **options))
 
 
 def submit(cluster: Cluster, specs: list[tuple[str, str]], seconds: int = 300) -> list[str]:
@@ -50,7 +53,7 @@ def jobs(cluster: Cluster) -> dict[str, SlurmJob]:
 
 
 def settle(
-    cluster: Cluster, outcome: Outcome, seconds: float = START_SECONDS
+    cluster: Cluster, outcome: Outcome[SlurmJob], seconds: float = START_SECONDS
 ) -> dict[str, SlurmJob]:
     """Slurm's view once every job the round runs is running where planned and every job it
     preempts has stopped (or after `seconds`, for the assertions to report what is not)."""
@@ -91,7 +94,7 @@ def _as_planned(job: SlurmJob, kind: Kind, gpu_type: str | None, placement: dict
     return True
 
 
-def assert_enacted(outcome: Outcome, now: dict[str, SlurmJob]) -> None:
+def assert_enacted(outcome: Outcome[SlurmJob], now: dict[str, SlurmJob]) -> None:
     """Every job the round runs runs on the planned type and nodes; every job it preempts is
     back in the queue, held; every job it holds back is held."""
     assert outcome.error is None, outcome.error

@@ -1,5 +1,5 @@
-"""`python -m adapters.slurm` (the `apportion-slurm` console script) as an operator runs it:
-bad arguments and input end with exit code 2 and one line naming the option or field; on the
+"""`python -m apportion.adapters.slurm` (the `apportion-slurm` console script) as an operator runs
+it: bad arguments and input end with exit code 2 and one line naming the option or field; on the
 live cluster it enacts rounds (exit 0) and, with apportion unreachable, changes nothing
 (exit 1)."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from apportion.adapters.slurm.cli import main
-from tests.adapters.slurm.cluster import Cluster, free_ports
+from apportion.adapters.slurm.local.cluster import Cluster, free_ports
 from tests.adapters.slurm.driving import TABLE, fingerprint, running_soon, submit
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -123,3 +123,28 @@ def test_on_the_cluster_it_enacts_rounds_and_refuses_unknown_columns(
         (seconds,) = saved["received"][job].values()
         ran = saved["updated"] - now[job].start_time
         assert ran - 1.0 <= seconds <= ran, (job, seconds, ran)
+
+
+def test_an_unsupported_slurm_is_refused_at_start(table: Path, tmp_path: Path) -> None:
+    # A Slurm release this host cannot install, stood in for by the one line its
+    # `sinfo --version` prints: the adapter must stop before reading anything else.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sinfo = bin_dir / "sinfo"
+    sinfo.write_text("#!/bin/sh\necho 'slurm 23.11.4'\n")
+    sinfo.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = _run(["--throughputs", str(table)], env)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "apportion-slurm: error: Slurm 23.11.4 is not supported: apportion-slurm reads the JSON "
+        "of Slurm 22.05 (sinfo and squeue --json, openapi/v0.0.38) and relies on its scontrol "
+        "behaviour\n"
+    )
+
+
+def test_a_job_flag_is_one_word(table: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--throughputs", str(table), "--job-flag", "a b"]) == 2
+    assert capsys.readouterr().err == (
+        "apportion-slurm: error: --job-flag 'a b': one word, without spaces, ',', ';', '='\n"
+    )

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from apportion.adapters.slurm.plan import Kind
-from tests.adapters.slurm.cluster import Cluster
+from apportion.adapters.framework import Kind
+from apportion.adapters.slurm.local.cluster import Cluster
 from tests.adapters.slurm.driving import (
     assert_enacted,
     assert_no_gpu_oversubscribed,

@@ -9,8 +9,8 @@ import json
 import time
 from pathlib import Path
 
-from apportion.adapters.slurm.plan import Kind
-from tests.adapters.slurm.cluster import Cluster
+from apportion.adapters.framework import Kind
+from apportion.adapters.slurm.local.cluster import Cluster
 from tests.adapters.slurm.driving import (
     assert_enacted,
     controller,

@@ -1,16 +1,13 @@
-"""The throughput table and the job → row convention: `--comment=model=KEY`, else the job
-name; `weight=W` in the comment; a typed request pins the type; bad tables name the field."""
+"""The job → row convention: `--comment=model=KEY`, else the job name; `weight=W` in the
+comment; a typed request pins the type, an untyped one may run on any type of its row; bare
+words in the comment are flags."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
-import pytest
-
-from apportion.adapters.slurm.mapping import Mapped, Unmapped, check_columns, load_table, map_job
+from apportion.adapters.slurm.mapping import Mapped, Unmapped, comment_entries, map_job
 from apportion.adapters.slurm.slurmcli import parse_jobs
-from apportion.solver.errors import InputError
 from tests.adapters.slurm.samples import TABLE, squeue
 
 
@@ -34,38 +31,22 @@ def test_jobs_that_cannot_be_mapped_say_why() -> None:
     assert nowhere == Unmapped("row 'resnet50' has no throughput on its requested type a100")
 
 
-def test_json_and_csv_tables_read_the_same(tmp_path: Path) -> None:
-    as_json = tmp_path / "t.json"
-    as_json.write_text('{"resnet50": {"v100": 400, "k80": 100}, "lm": {"v100": 30, "k80": 0}}')
-    as_csv = tmp_path / "t.csv"
-    as_csv.write_text("model,v100,k80\nresnet50,400,100\nlm,30,\n")
-    expected = {"resnet50": {"v100": 400.0, "k80": 100.0}, "lm": {"v100": 30.0}}
-    assert load_table(as_json) == load_table(as_csv) == expected
+def test_an_untyped_request_may_run_on_every_type_of_its_row() -> None:
+    jobs = {j.id: j for j in parse_jobs(squeue())}
+    assert jobs["4"].requested_type is None  # --gres=gpu:1
+    assert map_job(jobs["4"], TABLE).throughput == {"v100": 400.0, "k80": 100.0}  # type: ignore[union-attr]
+    assert jobs["5"].requested_type == "k80"  # --gres=gpu:k80:8
+    assert map_job(jobs["5"], TABLE).throughput == {"k80": 100.0}  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "message"),
-    [
-        ("t.json", '{"lm": {"v100": -1}}', "throughputs.lm.v100: -1 is not a non-negative number"),
-        ("t.json", '{"lm": {"v100": "fast"}}', "throughputs.lm.v100: 'fast' is not"),
-        ("t.json", "[1, 2]", "throughputs: must map job keys to rows"),
-        ("t.json", "model,v100\nlm,3\n", "is not JSON (Expecting value, line 1); use .csv"),
-        ("t.csv", "model,v100\nlm,fast\n", "throughputs.lm.v100: 'fast' is not"),
-        ("t.csv", "model,v100\nlm,3,4\n", "line 2 has 3 cells, the header 2"),
-    ],
-)
-def test_a_bad_table_names_the_field(tmp_path: Path, name: str, text: str, message: str) -> None:
-    path = tmp_path / name
-    path.write_text(text)
-    with pytest.raises(InputError) as caught:
-        load_table(path)
-    assert message in caught.value.one_line()
-
-
-def test_a_column_that_is_no_gpu_type_of_the_cluster_is_refused() -> None:
-    check_columns(TABLE, ["v100", "k80", "p100"])  # a type no row uses is fine
-    with pytest.raises(InputError) as caught:
-        check_columns({"lm": {"v100": 1.0, "a100": 2.0}}, ["v100", "k80"])
-    assert caught.value.one_line() == (
-        "throughputs.lm.a100: not a GPU type of the cluster ['k80', 'v100']"
-    )
+def test_comment_entries_and_flags() -> None:
+    assert comment_entries("apportion,model=lm weight=2;x=") == {
+        "apportion": "",
+        "model": "lm",
+        "weight": "2",
+        "x": "",
+    }
+    assert comment_entries("free text (v2)") == {"free": "", "text": ""}
+    # `model` without a value falls back to the job name.
+    jobs = {j.id: j for j in parse_jobs(squeue())}
+    assert map_job(replace(jobs["3"], comment="model"), TABLE).key == "transformer"  # type: ignore[union-attr]

@@ -7,8 +7,11 @@ import pytest
 
 from apportion.adapters.slurm.slurmcli import (
     SlurmError,
+    checked_document,
     parse_jobs,
     parse_nodes,
+    parse_version,
+    unsupported,
     without_type_feature,
 )
 from tests.adapters.slurm.samples import sinfo, squeue
@@ -64,3 +67,47 @@ def test_nodes_whose_features_cannot_steer_their_gpu_type_are_named() -> None:
     document = sinfo()
     document["nodes"][2]["active_features"] = "fast,ib"  # n3: k80 GPUs, no "k80" feature
     assert without_type_feature(parse_nodes(document)) == {"n3": "k80"}
+
+
+def test_partitions_and_accounts_are_read() -> None:
+    nodes = {n.name: n for n in parse_nodes(sinfo())}
+    assert nodes["n3"].partitions == ("gpu",)
+    document = squeue()
+    document["jobs"][0]["partition"] = "gpu,k80"  # pending for either
+    document["jobs"][0]["account"] = "ml"
+    first = parse_jobs(document)[0]
+    assert (first.partitions, first.account) == (("gpu", "k80"), "ml")
+
+
+@pytest.mark.parametrize(
+    ("line", "version"),
+    [("slurm 22.05.8", (22, 5, "22.05.8")), ("slurm-wlm 22.05.11\n", (22, 5, "22.05.11"))],
+)
+def test_the_version_line_is_read(line: str, version: tuple[int, int, str]) -> None:
+    assert parse_version(line) == version
+    assert unsupported(line) is None
+
+
+def test_an_unsupported_slurm_is_named_with_what_the_adapter_reads() -> None:
+    assert unsupported("slurm 23.11.4") == (
+        "Slurm 23.11.4 is not supported: apportion-slurm reads the JSON of Slurm 22.05 (sinfo "
+        "and squeue --json, openapi/v0.0.38) and relies on its scontrol behaviour"
+    )
+    with pytest.raises(SlurmError, match="cannot read a Slurm version in 'sinfo: command"):
+        parse_version("sinfo: command not found")
+
+
+def test_a_document_of_another_slurm_release_is_refused() -> None:
+    assert checked_document(squeue(), "squeue --json")["jobs"]
+    newer = {**squeue(), "meta": {"plugin": {"type": "openapi/v0.0.39"}}}
+    with pytest.raises(SlurmError) as caught:
+        checked_document(newer, "squeue --json")
+    assert str(caught.value) == (
+        "squeue --json: openapi/v0.0.39 documents are not supported (only openapi/v0.0.38)"
+    )
+    later = {**squeue(), "meta": {"slurm": {"release": "23.11.4"}}}
+    with pytest.raises(SlurmError) as caught:
+        checked_document(later, "squeue --json")
+    assert str(caught.value) == "squeue --json: written by Slurm 23.11.4, which is not supported"
+    with pytest.raises(SlurmError, match="squeue --json: not a JSON object"):
+        checked_document([], "squeue --json")

@@ -1,15 +1,16 @@
 """The adapter's own state: the seconds each job has run per GPU type, as it observed them.
 
-Slurm without accounting keeps no history of where a job ran, so the adapter counts it: at
-every observation, each running job gets the time since the previous observation (or since
-Slurm started it, when later) on the GPU type it runs on. The file is JSON,
+Schedulers rarely keep a history of where a job ran (Slurm without accounting keeps none), so
+the adapter counts it: at every observation, each running job gets the time since the previous
+observation (or since the scheduler started it, when later) on the GPU type it runs on. The
+file is JSON,
 
     {"version": 1, "updated": <seconds since the epoch>, "received": {job: {type: seconds}}}
 
 written to a temporary file next to it and renamed over it, so a crash never leaves half a
 file. After a restart the gap is counted as well (a job that ran through it has run since
 max(updated, its start)); what ran and stopped inside the gap is lost. A missing or malformed
-file is rebuilt from the jobs running now (each with the time since Slurm started it), with a
+file is rebuilt from the jobs running now (each with the time since it started), with a
 warning naming what was wrong.
 """
 
@@ -25,7 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from apportion.adapters.slurm.slurmcli import SlurmJob
+from apportion.adapters.framework.integration import Seen
 from apportion.solver.errors import InputError
 
 VERSION = 1
@@ -53,23 +54,23 @@ class Ledger:
     received: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @classmethod
-    def rebuilt(cls, jobs: Iterable[SlurmJob], now: float) -> Ledger:
-        """What can be known without history: each running job's time since Slurm started it
-        on the type it runs on."""
+    def rebuilt(cls, jobs: Iterable[Seen], now: float) -> Ledger:
+        """What can be known without history: each running job's time since it started, on
+        the type it runs on."""
         return cls(updated=now).observe(jobs, now, since=0.0)
 
-    def observe(self, jobs: Iterable[SlurmJob], now: float, since: float | None = None) -> Ledger:
+    def observe(self, jobs: Iterable[Seen], now: float, since: float | None = None) -> Ledger:
         """The ledger at `now`: running jobs gain the time they ran since the last observation
-        (`since`, default `updated`); jobs Slurm no longer lists are dropped."""
+        (`since`, default `updated`); jobs the scheduler no longer lists are dropped."""
         since = self.updated if since is None else since
         received: dict[str, dict[str, float]] = {}
         for job in jobs:
             mine = dict(self.received.get(job.id, {}))
-            if job.running and job.running_type is not None:
-                ran = now - max(since, job.start_time)
+            if job.gpu_type is not None:
+                ran = now - max(since, job.started)
                 if ran > 0:
-                    mine[job.running_type] = mine.get(job.running_type, 0.0) + ran
-            if mine:  # kept while Slurm lists the job (a requeued job passes through COMPLETING)
+                    mine[job.gpu_type] = mine.get(job.gpu_type, 0.0) + ran
+            if mine:  # kept while listed (a requeued Slurm job passes through COMPLETING)
                 received[job.id] = mine
         return Ledger(updated=now, received=received)
 
@@ -85,7 +86,7 @@ class Loaded:
     problem: str | None = None
 
 
-def load(path: Path, jobs: Iterable[SlurmJob], now: float | None = None) -> Loaded:
+def load(path: Path, jobs: Iterable[Seen], now: float | None = None) -> Loaded:
     """The ledger in `path`, or one rebuilt from the running `jobs` when the file is missing
     or malformed (`problem` then names the field and the reason)."""
     now = time.time() if now is None else now

@@ -1,23 +1,25 @@
-"""From the recorded Slurm view to snapshots, and from a round to `scontrol` commands: who is
-scheduled, who is left alone and why, what each job's commands are, and the dry-run text."""
+"""The Slurm integration on recorded documents: from Slurm's view to the snapshots (who is
+scheduled, who is left alone and why), and from a round to `scontrol` commands (what each
+job's commands are, and the dry-run text)."""
 
 from __future__ import annotations
 
 import math
 
-from apportion.adapters.slurm.plan import PRIORITY_TOP, Kind, plan_round, render
-from apportion.adapters.slurm.planner import LocalPlanner
-from apportion.adapters.slurm.slurmcli import parse_jobs, parse_nodes
-from apportion.adapters.slurm.snapshot import View, build_view
+from apportion.adapters.framework import Kind, LocalPlanner, View
+from apportion.adapters.framework.actions import plan_round, render
+from apportion.adapters.slurm.integration import PRIORITY_TOP, SlurmIntegration, SlurmState
+from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs, parse_nodes
 from apportion.mechanism import Assignment, Round
 from tests.adapters.slurm.samples import TABLE, sinfo, squeue
 
 RECEIVED = {"1": {"v100": 8.0}, "2": {"k80": 2.0, "v100": 5.0}, "3": {"v100": 8.0}}
+SLURM = SlurmIntegration(Slurm(), TABLE)
 
 
-def _view(allow_preemption: bool) -> View:
-    nodes, jobs = parse_nodes(sinfo()), parse_jobs(squeue())
-    return build_view(nodes, jobs, TABLE, RECEIVED, allow_preemption=allow_preemption)
+def _view(allow_preemption: bool) -> View[SlurmJob]:
+    managed = SLURM.managed(SlurmState(parse_nodes(sinfo()), parse_jobs(squeue())))
+    return View.build(managed, RECEIVED, allow_preemption=allow_preemption)
 
 
 def test_the_policy_sees_every_mappable_gpu_job_on_the_nodes_gpus() -> None:
@@ -61,7 +63,7 @@ def test_without_preemption_running_jobs_keep_their_gpus_and_the_round_gets_the_
     ]
     assert [j["id"] for j in rest["jobs"]] == ["4", "5", "9"]
     assert view.previous() == {}
-    actions = {a.job: a for a in plan_round(view, Round((), {}, ()))}
+    actions = {a.job: a for a in plan_round(SLURM, view, Round((), {}, ()))}
     assert actions["1"].kind == Kind.FIXED and not actions["1"].commands
     assert actions["1"].reason == (
         "keeps running on v100 (n1:2): preemption is not allowed (--allow-preemption)"
@@ -111,7 +113,7 @@ DRY_RUN = "".join(
 
 def test_a_round_becomes_preemptions_then_starts_in_serving_order() -> None:
     view = _view(allow_preemption=True)
-    actions = plan_round(view, ROUND)
+    actions = plan_round(SLURM, view, ROUND)
     assert [(a.job, a.kind) for a in actions] == [
         ("3", Kind.PREEMPT),
         ("4", Kind.START),
@@ -122,14 +124,14 @@ def test_a_round_becomes_preemptions_then_starts_in_serving_order() -> None:
         ("6", Kind.SKIP),
         ("8", Kind.SKIP),
     ]
-    assert render(actions, view) == DRY_RUN
+    assert render(SLURM, actions, view) == DRY_RUN
     assert not any(c[1] == "cancel" or c[0] == "scancel" for a in actions for c in a.commands)
 
 
 def test_a_moved_job_is_requeued_then_restarted_once_back_in_the_queue() -> None:
     view = _view(allow_preemption=True)
     move = Round((Assignment("1", "k80", {"n4": 2}, kept=False, priority=0.5),), {}, ())
-    action = next(a for a in plan_round(view, move) if a.job == "1")
+    action = next(a for a in plan_round(SLURM, view, move) if a.job == "1")
     assert action.kind == Kind.MOVE
     assert action.commands == (("scontrol", "requeuehold", "1"),)
     assert action.then == (
@@ -148,10 +150,32 @@ def test_a_solved_round_on_the_recorded_cluster_fits_the_free_gpus() -> None:
     allocation = {j: x for j, x in decision.allocation.items() if j not in view.fixed}
     rnd = planner.next_round(rest, allocation, view.round_received(), view.previous())
     free = {n["id"]: n["gpus"] for n in rest["nodes"]}
-    for action in plan_round(view, rnd):
+    for action in plan_round(SLURM, view, rnd):
         if action.kind == Kind.START:
             for node, gpus in action.placement.items():
                 free[node] -= gpus
             assert f"ReqNodeList={','.join(action.placement)}" in action.commands[0]
         assert action.kind in (Kind.START, Kind.WAIT, Kind.FIXED, Kind.SKIP)
     assert min(free.values()) >= 0
+
+
+def test_a_pending_job_slurm_could_start_is_held_and_a_held_one_released_when_started() -> None:
+    document = squeue()
+    for entry in document["jobs"]:
+        if entry["job_id"] in (4, 5):
+            entry["state_reason"] = "Priority"  # submitted without --hold
+    managed = SLURM.managed(SlurmState(parse_nodes(sinfo()), parse_jobs(document)))
+    view = View.build(managed, RECEIVED, allow_preemption=True)
+    rnd = Round((Assignment("5", "k80", {"n4": 8}, kept=False, priority=math.inf),), {}, ())
+    actions = {a.job: a for a in plan_round(SLURM, view, rnd)}
+    assert actions["4"].kind == Kind.HOLD
+    assert actions["4"].commands == (("scontrol", "hold", "4"),)
+    assert actions["4"].reason == (
+        "waits: the policy gives it no time now; held so it does not start outside the round"
+    )
+    # Not held: no release, only its type, nodes and priority.
+    assert actions["5"].commands == (
+        ("scontrol", "update", "JobId=5", "Features=k80", "ReqNodeList=n4", "StartTime=now"),
+        ("scontrol", "update", "JobId=5", f"Priority={PRIORITY_TOP}"),
+    )
+    assert actions["9"].kind == Kind.WAIT and actions["9"].commands == ()  # held already

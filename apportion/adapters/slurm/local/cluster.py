@@ -1,36 +1,36 @@
-"""A real Slurm 22.05 cluster on this host, for the adapter's tests: munged, slurmctld and four
-slurmd (two V100 nodes, two K80 nodes, 8 fake GPUs each), all state under one directory.
+"""A real Slurm 22.05 cluster on this host, for the try-out and the adapter's tests: munged,
+slurmctld and four slurmd (two V100 nodes, two K80 nodes, 8 fake GPUs each), all state under
+one directory. Partitions: `gpu` (every node, the default) and `k80` (the K80 nodes).
 
 Everything runs in the foreground under our own PIDs and is stopped by PID. The GPUs are
 character devices made with mknod (a `gres.conf` line without `File=` is dropped and the node
 goes INVALID). Commands find the cluster through `SLURM_CONF` in `Cluster.env`, never through a
 system-wide configuration. `start` installs the Debian packages when they are missing and we are
-root; `Unavailable` says why a cluster cannot be had (the fixture turns it into a skip).
+root (`packages`); `Unavailable` says why a cluster cannot be had. With `hold_partitions`, the
+controller holds every GPU job submitted to them (`JOB_SUBMIT`), as docs/SLURM.md recommends.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
-PROGRAMS = ("slurmctld", "slurmd", "munged", "mungekey", "sbatch", "squeue", "sinfo", "scontrol")
+from apportion.adapters.slurm.local.packages import Unavailable, ensure, program
+
 NODES = {"n1": "v100", "n2": "v100", "n3": "k80", "n4": "k80"}
+PARTITIONS = {"gpu": tuple(NODES), "k80": ("n3", "n4")}
 GPUS_PER_NODE = 8
 
-
-class Unavailable(RuntimeError):
-    """No Slurm cluster can be started here; the message says why."""
+__all__ = ["GPUS_PER_NODE", "NODES", "PARTITIONS", "Cluster", "Unavailable", "running"]
 
 
 @dataclass
@@ -84,11 +84,12 @@ class Cluster:
     def clear_jobs(self, seconds: float = 30) -> None:
         """Cancel every job (between tests only: the adapter itself never cancels) and wait
         until none is left running."""
-        self.run("scancel", "--full", "--partition=gpu", check=False)
+        live = [j for j, job in self.jobs().items() if _state(job) not in FINISHED]
+        if live:
+            self.run("scancel", "--full", *live, check=False)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            live = [j for j in self.jobs().values() if _state(j) not in FINISHED]
-            if not live:
+            if all(_state(job) in FINISHED for job in self.jobs().values()):
                 return
             time.sleep(0.3)
         raise RuntimeError("jobs still alive after scancel")
@@ -99,25 +100,6 @@ FINISHED = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPT
 
 def _state(job: dict[str, Any]) -> str:
     return str(job.get("job_state", ""))
-
-
-def ensure_packages() -> None:
-    """Install the Debian packages when a program is missing; `Unavailable` when that cannot
-    be done (not root, or no apt-get)."""
-    if all(shutil.which(p) or Path("/usr/sbin", p).exists() for p in PROGRAMS):
-        return
-    if os.geteuid() != 0:
-        raise Unavailable("Slurm is not installed and installing it needs root")
-    if shutil.which("apt-get") is None:
-        raise Unavailable("Slurm is not installed and there is no apt-get to install it")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (
-        ["apt-get", "update", "-qq"],
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *PACKAGES],
-    ):
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            raise Unavailable(f"{' '.join(command[:2])} failed: {done.stderr.strip()[-300:]}")
 
 
 def free_ports(n: int) -> list[int]:
@@ -132,8 +114,10 @@ def free_ports(n: int) -> list[int]:
             s.close()
 
 
-def write_config(root: Path) -> Path:
-    """slurm.conf and gres.conf under `root` (fresh ports, fake GPU devices); the slurm.conf."""
+def write_config(root: Path, hold_partitions: Iterable[str] = ()) -> Path:
+    """slurm.conf and gres.conf (and job_submit.lua, with `hold_partitions`) under `root`, with
+    fresh ports and fake GPU devices; the slurm.conf."""
+    hold_partitions = tuple(hold_partitions)
     for sub in ("run", "log", "spool/ctld", "spool/d", "dev"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     # munged wants its socket's directory, and every directory above it, searchable by all.
@@ -155,15 +139,23 @@ def write_config(root: Path) -> Path:
         first = 0 if kind == "v100" else GPUS_PER_NODE  # one set of devices per type
         devices = f"{root}/dev/nvidia[{first}-{first + GPUS_PER_NODE - 1}]"
         gres.append(f"NodeName={name} Name=gpu Type={kind} File={devices}")
-    lines.append(f"PartitionName=gpu Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=UP")
+    for name, members in PARTITIONS.items():
+        default = "YES" if name == "gpu" else "NO"
+        lines.append(
+            f"PartitionName={name} Nodes={','.join(members)} Default={default} "
+            "MaxTime=INFINITE State=UP"
+        )
+    if hold_partitions:
+        lines.append("JobSubmitPlugins=lua")  # job_submit.lua, next to slurm.conf
+        (root / "job_submit.lua").write_text(job_submit_lua(hold_partitions, default="gpu"))
     (root / "gres.conf").write_text("\n".join(gres) + "\n")
     conf = root / "slurm.conf"
     conf.write_text("\n".join(lines) + "\n")
     return conf
 
 
-# SLURM.md's configuration; the short KillWait and MinJobAge keep requeues and finished jobs
-# from lingering across the tests' few-second rounds.
+# A configuration that works on one host as root, without systemd or cgroups; the short KillWait
+# and MinJobAge keep requeues and finished jobs from lingering across few-second rounds.
 CONF_TEMPLATE = """
 ClusterName=test
 SlurmctldHost=localhost
@@ -197,24 +189,19 @@ MinJobAge=600
 """
 
 
-def _program(name: str) -> str:
-    return shutil.which(name) or str(Path("/usr/sbin", name))
-
-
-def start(root: Path, seconds: float = 60) -> Cluster:
+def start(root: Path, seconds: float = 60, hold_partitions: Iterable[str] = ()) -> Cluster:
     """Start munged, slurmctld and the four slurmd under `root`; returns when every node is
     idle. Raises `Unavailable` when it cannot be done here."""
-    ensure_packages()
+    ensure()
     if os.geteuid() != 0:
         raise Unavailable("the fake GPUs (mknod) and slurmd's user switching need root")
-    conf = write_config(root)
+    conf = write_config(root, hold_partitions)
     cluster = Cluster(root, conf)
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     try:
         key = root / "munge.key"
-        subprocess.run([_program("mungekey"), "-c", "-k", str(key)], check=True, **quiet)
+        subprocess.run([program("mungekey"), "-c", "-k", str(key)], check=True, capture_output=True)
         munge = [
-            _program("munged"),
+            program("munged"),
             "-F",
             f"--socket={root}/run/munge.sock",
             f"--key-file={key}",
@@ -222,13 +209,13 @@ def start(root: Path, seconds: float = 60) -> Cluster:
             f"--pid-file={root}/run/munged.pid",
             f"--seed-file={root}/run/munged.seed",
         ]
-        cluster.processes.append(subprocess.Popen(munge, **quiet))
+        cluster.processes.append(_daemon(munge))
         _wait_for(lambda: (root / "run/munge.sock").exists(), 10, "munged did not start")
-        ctld = [_program("slurmctld"), "-D", "-i", "-f", str(conf)]
-        cluster.processes.append(subprocess.Popen(ctld, env=cluster.env, **quiet))
+        ctld = [program("slurmctld"), "-D", "-i", "-f", str(conf)]
+        cluster.processes.append(_daemon(ctld, cluster.env))
         for name in NODES:
-            slurmd = [_program("slurmd"), "-D", "-N", name, "-f", str(conf)]
-            cluster.processes.append(subprocess.Popen(slurmd, env=cluster.env, **quiet))
+            slurmd = [program("slurmd"), "-D", "-N", name, "-f", str(conf)]
+            cluster.processes.append(_daemon(slurmd, cluster.env))
         _wait_for(lambda: _all_idle(cluster), seconds, "the nodes did not become idle")
     except BaseException:
         stop(cluster)
@@ -236,13 +223,54 @@ def start(root: Path, seconds: float = 60) -> Cluster:
     return cluster
 
 
+def _daemon(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A daemon in the foreground, its output discarded (it logs to the cluster's log/)."""
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+#: job_submit.lua: GPU jobs submitted to a managed partition are held at submission (priority
+#: 0), so that only the adapter starts them and users need not pass --hold.
+JOB_SUBMIT = """\
+-- job_submit.lua, next to slurm.conf, with JobSubmitPlugins=lua: GPU jobs submitted to a
+-- partition apportion-slurm manages are held, so that only the adapter starts them.
+local managed = { @MANAGED@ }  -- the adapter's --partition values
+local default = "@DEFAULT@"  -- the cluster's default partition
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+    local request = (job_desc.tres_per_node or "") .. (job_desc.tres_per_job or "")
+        .. (job_desc.tres_per_socket or "") .. (job_desc.tres_per_task or "")
+    if string.find(request, "gpu") == nil then
+        return slurm.SUCCESS
+    end
+    for partition in string.gmatch(job_desc.partition or default, "[^,]+") do
+        if managed[partition] then
+            job_desc.priority = 0
+        end
+    end
+    return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+    return slurm.SUCCESS
+end
+"""
+
+
+def job_submit_lua(partitions: Iterable[str], default: str) -> str:
+    """`JOB_SUBMIT` for these managed partitions and the cluster's default partition."""
+    managed = ", ".join(f'["{p}"] = true' for p in partitions)
+    return JOB_SUBMIT.replace("@MANAGED@", managed).replace("@DEFAULT@", default)
+
+
 def _all_idle(cluster: Cluster) -> bool:
     for p in cluster.processes:
         if p.poll() is not None:
-            raise Unavailable(f"{p.args[0]} exited with {p.returncode}; see {cluster.root}/log")
+            name = Path(str(p.args[0])).name  # type: ignore[index]
+            raise Unavailable(f"{name} exited with {p.returncode}; see {cluster.root}/log")
     done = cluster.run("sinfo", "-h", "-N", "-o", "%N %T", check=False)
-    states = [line.split()[-1] for line in done.stdout.splitlines() if line.strip()]
-    return done.returncode == 0 and len(states) == len(NODES) and set(states) == {"idle"}
+    # One line per node and partition: a node of two partitions is listed twice.
+    states = dict(line.split() for line in done.stdout.splitlines() if line.strip())
+    return done.returncode == 0 and len(states) == len(NODES) and set(states.values()) == {"idle"}
 
 
 def _wait_for(ready: Any, seconds: float, message: str) -> None:
@@ -310,9 +338,9 @@ def _signal(pid: int, sig: signal.Signals) -> None:
 
 
 @contextmanager
-def running(root: Path) -> Iterator[Cluster]:
+def running(root: Path, hold_partitions: Iterable[str] = ()) -> Iterator[Cluster]:
     """A started cluster for the `with` block; stopped afterwards whatever happens."""
-    cluster = start(root)
+    cluster = start(root, hold_partitions=hold_partitions)
     try:
         yield cluster
     finally:

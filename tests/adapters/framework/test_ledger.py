@@ -10,16 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from apportion.adapters.slurm import ledger
-from apportion.adapters.slurm.ledger import Ledger
-from apportion.adapters.slurm.slurmcli import SlurmJob, parse_jobs
-from tests.adapters.slurm.samples import RECORDED_AT, squeue
+from apportion.adapters.framework import ledger
+from apportion.adapters.framework.integration import Seen
+from apportion.adapters.framework.ledger import Ledger
 
-NOW = RECORDED_AT + 10  # 10 s after the recording
+RECORDED_AT = 1795425590.0
+NOW = RECORDED_AT + 10  # 10 s after the jobs were read
 
 
-def _jobs() -> list[SlurmJob]:
-    return parse_jobs(squeue())
+def _jobs() -> list[Seen]:
+    """Jobs 1 and 3 running on V100 since RECORDED_AT - 8, job 2 on K80 since RECORDED_AT - 2
+    (after a requeue); 4, 5, 6 waiting; 7 running without a GPU."""
+    return [
+        Seen("1", "v100", RECORDED_AT - 8),
+        Seen("2", "k80", RECORDED_AT - 2),
+        Seen("3", "v100", RECORDED_AT - 8),
+        *(Seen(j) for j in ("4", "5", "6")),
+        Seen("7", None, RECORDED_AT - 8),
+    ]
 
 
 def test_a_rebuilt_ledger_counts_each_running_job_since_slurm_started_it() -> None:
@@ -39,7 +47,7 @@ def test_observations_add_the_time_since_the_last_one_and_drop_finished_jobs() -
     assert later.received["4"] == {"v100": 3.0}  # pending: keeps what it had
     assert "gone" not in later.received  # Slurm no longer lists it
     # A job (re)started after the last observation counts from its start only.
-    restarted = [replace(j, start_time=NOW + 3) if j.id == "2" else j for j in jobs]
+    restarted = [replace(j, started=NOW + 3) if j.id == "2" else j for j in jobs]
     assert start.observe(restarted, NOW + 4).received["2"] == {"k80": 1.0}
 
 

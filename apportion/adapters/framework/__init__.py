@@ -1,0 +1,61 @@
+"""The shared ground of every scheduler adapter: a small interface each integration implements
+(`integration.Integration`, plus optional capabilities), and what they all share: the planners
+(in process, or a running service through `client`), the received-time ledger and its state
+file, the round as actions per job, the controller with its fail-safe rules, and the command
+line's common options. An integration (`adapters.slurm`) holds only its scheduler's I/O.
+
+See docs/ARCHITECTURE.md, "Adding a scheduler adapter".
+"""
+
+from __future__ import annotations
+
+from apportion.adapters.framework.actions import Action, Kind
+from apportion.adapters.framework.controller import Controller, Outcome, Settings
+from apportion.adapters.framework.integration import (
+    Checked,
+    Closes,
+    Command,
+    Commands,
+    EnactError,
+    Fits,
+    Integration,
+    ReadError,
+    Restarts,
+    Seen,
+    SetupError,
+)
+from apportion.adapters.framework.planner import (
+    Decision,
+    LocalPlanner,
+    PlanError,
+    Planner,
+    RemotePlanner,
+)
+from apportion.adapters.framework.view import Job, Managed, View
+
+__all__ = [
+    "Action",
+    "Checked",
+    "Closes",
+    "Command",
+    "Commands",
+    "Controller",
+    "Decision",
+    "EnactError",
+    "Fits",
+    "Integration",
+    "Job",
+    "Kind",
+    "LocalPlanner",
+    "Managed",
+    "Outcome",
+    "PlanError",
+    "Planner",
+    "ReadError",
+    "RemotePlanner",
+    "Restarts",
+    "Seen",
+    "Settings",
+    "SetupError",
+    "View",
+]
