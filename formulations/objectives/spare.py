@@ -22,15 +22,22 @@ demands at ρ*, as a model of its own (`fill_spare`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
-from formulations.objectives.demand import DemandJobs, DemandResult, Target, solve_demand_lp
+from formulations.objectives.demand import (
+    DemandJobs,
+    DemandResult,
+    Target,
+    initial_groups,
+    solve_demand_lp,
+)
 from solver.context import SolveContext
 from solver.model import Sense
 
 FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def normalized_value(throughput: FloatArray, capacity: FloatArray) -> FloatArray:
@@ -41,20 +48,11 @@ def normalized_value(throughput: FloatArray, capacity: FloatArray) -> FloatArray
     return out
 
 
-def fill_spare(
-    jobs: DemandJobs, demand: FloatArray, ctx: SolveContext, group: IntArray
-) -> DemandResult:
-    """The second stage as a model of its own: every job at least `demand`, the rest of the
-    cluster by total normalized throughput, starting from `group`. (A θ target that is kept
-    warm runs it on its own session instead: `Target.then_value`.)"""
-    floors = DemandJobs(
-        jobs.throughput,
-        jobs.scale,
-        jobs.capacity,
-        offset=demand,
-        slope=np.zeros_like(demand),
-        labels=jobs.labels,
-        gpu_names=jobs.gpu_names,
-    )
+def fill_spare(jobs: DemandJobs, ctx: SolveContext) -> DemandResult:
+    """The second stage as a model of its own: every job at least its demand (`jobs.offset`;
+    the slope is not read), the rest of the cluster by total normalized throughput. (A θ
+    target runs it on its own session instead: `Target.then_value`.)"""
+    floors = replace(jobs, slope=np.zeros_like(jobs.offset))
     value = normalized_value(jobs.throughput, jobs.capacity)
+    group = initial_groups(floors, ctx.options.merge_identical, None)
     return solve_demand_lp(floors, Target(Sense.MAXIMIZE, value=value), ctx, group)
