@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
-from mechanism.priority import Rule
+from mechanism.priority import Order, Rule
 from mechanism.rounds import NEGLIGIBLE, Planner, allocation_of, next_round
 from mechanism.types import Assignment, PairShare, Round
 
 __all__ = [
     "NEGLIGIBLE",
     "Assignment",
+    "Order",
     "PairShare",
     "Planner",
     "Round",

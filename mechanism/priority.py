@@ -19,6 +19,14 @@ round, were they not served (seconds, L the round length):
 Gavel's ratio lets a job that lost a round to the +∞ priorities of new entries stay behind
 while others catch up; the deficit counts that loss in seconds, so it is repaid first. On
 one-GPU jobs this keeps every job within one round of A_ck·T (tests/mechanism).
+
+Two serving orders (`Order`):
+- `priority`: one queue of the entries with time, by priority as above. A job runs only where
+  the allocation gives it time; this is what keeps each job's time on each type near A_ck·T.
+- `types`: Gavel's scheduler, a queue per GPU type served one after another, fastest type
+  first (`Targets.type_rank`), each queue by priority. A job behind on a fast and on a slow
+  type then runs on the fast one this round (in one queue, the slow entry may come first and
+  leave the fast GPU to a job further down), so more of each round's work lands on fast GPUs.
 """
 
 from __future__ import annotations
@@ -48,6 +56,13 @@ def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> flo
     return max(float(combos.received_total.max(initial=0.0)), busiest)
 
 
+class Order(StrEnum):
+    """In what order a round's entries are served (module docstring)."""
+
+    PRIORITY = "priority"  # one queue: the entries with time, by priority
+    TYPES = "types"  # a queue per type, fastest first, each by priority
+
+
 class Rule(StrEnum):
     """Which entries a round serves first."""
 
@@ -68,13 +83,26 @@ def priorities(
     return np.where(target > 0, ratio, 0.0)
 
 
-def serving_order(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+def serving_order(
+    combos: Combos, priority: FloatArray, order: Order = Order.PRIORITY
+) -> tuple[IntArray, IntArray]:
     """(rows, types) of every entry with time allocated, in the order they are served."""
+    if order is Order.TYPES:
+        return _by_type(combos, priority)
     rows, types = combos.entries  # by row, then type: np.nonzero's order
     # np.lexsort sorts by its last key first, stably: priority, then target (both descending),
     # and ties then keep the entries' order (job order, then type), deterministically.
-    order = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
-    return rows[order].astype(np.int64, copy=False), types[order].astype(np.int64, copy=False)
+    keys = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
+    return rows[keys].astype(np.int64, copy=False), types[keys].astype(np.int64, copy=False)
+
+
+def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+    """Gavel's per-type queues: each type's entries by priority, fastest type first."""
+    rows, types = combos.entries
+    keys = np.lexsort(
+        (-combos.target[rows, types], -priority[rows, types], combos.type_rank[types])
+    )
+    return rows[keys].astype(np.int64, copy=False), types[keys].astype(np.int64, copy=False)
 
 
 class Chosen(NamedTuple):
@@ -93,11 +121,13 @@ class Selection:
     reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
 
 
-def select(combos: Combos, cluster: Cluster, priority: FloatArray) -> Selection:
-    """Serve entries in priority order: a job runs at most once (alone or in one pair), and a
-    row runs on type k only if k still has its whole gang of GPUs free. Whether the gang then
-    fits on the nodes is not a question: a gang may span nodes, so a count that fits places."""
-    rows, types = serving_order(combos, priority)
+def select(
+    combos: Combos, cluster: Cluster, priority: FloatArray, order: Order = Order.PRIORITY
+) -> Selection:
+    """Serve entries in `order`: a job runs at most once (alone or in one pair), and a row
+    runs on type k only if k still has its whole gang of GPUs free. Whether the gang then fits
+    on the nodes is not a question: a gang may span nodes, so a count that fits places."""
+    rows, types = serving_order(combos, priority, order)
     free = [int(v) for v in cluster.capacity]
     capacity = list(free)
     scale = combos.scale.tolist()
