@@ -90,6 +90,7 @@ class Combos:
     entries: tuple[IntArray, IntArray]
     has_time: BoolArray
     stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
+    speed: FloatArray  # see `Targets.speed`
     type_rank: IntArray  # see `Targets.type_rank`
 
     @property
@@ -256,6 +257,7 @@ def combos(
         fixed.entries,
         fixed.has_time,
         fixed.stalled,
+        fixed.speed,
         fixed.type_rank,
     )
 

@@ -27,6 +27,10 @@ Two serving orders (`Order`):
   first (`Targets.type_rank`), each queue by priority. A job behind on a fast and on a slow
   type then runs on the fast one this round (in one queue, the slow entry may come first and
   leave the fast GPU to a job further down), so more of each round's work lands on fast GPUs.
+  As in Gavel, a type's queue ends with entries at priority 0 that its GPUs serve only when
+  every entry with time there has been tried: jobs moving up to a type at least as fast as
+  the slowest type they have time on, and jobs whose time is all where they make no progress
+  (`_spare_entries`). GPUs then idle only when no such job is left.
 """
 
 from __future__ import annotations
@@ -97,12 +101,33 @@ def serving_order(
 
 
 def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
-    """Gavel's per-type queues: each type's entries by priority, fastest type first."""
+    """Gavel's per-type queues, fastest type first: each type's entries with time by priority,
+    then its priority-0 entries (`_spare_entries`) in job order."""
     rows, types = combos.entries
-    keys = np.lexsort(
-        (-combos.target[rows, types], -priority[rows, types], combos.type_rank[types])
-    )
-    return rows[keys].astype(np.int64, copy=False), types[keys].astype(np.int64, copy=False)
+    extra_rows, extra_types = _spare_entries(combos)
+    rows = np.concatenate([rows, extra_rows]).astype(np.int64)
+    types = np.concatenate([types, extra_types]).astype(np.int64)
+    target = combos.target[rows, types]
+    keys = np.lexsort((rows, -target, -priority[rows, types], target <= 0, combos.type_rank[types]))
+    return rows[keys], types[keys]
+
+
+def _spare_entries(combos: Combos) -> tuple[IntArray, IntArray]:
+    """(job, type) entries without time that a `types` round may serve at priority 0: a job
+    with time on a type where it runs at least as fast as on its slowest type with time (it
+    moves up to a GPU no entry with time took), and a job whose time was all where it makes no
+    progress (`Combos.stalled`) wherever it does. A job the allocation gave nothing does not
+    run: the policy decided so."""
+    m = combos.num_jobs
+    speed, target = combos.speed, combos.target[:m]
+    given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
+    stalled = np.zeros(m, dtype=bool)
+    stalled[list(combos.stalled)] = True
+    has = target.sum(axis=1) > 0
+    wanted = (speed > 0) & (target <= 0)
+    wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
+    rows, types = np.nonzero(wanted)
+    return rows.astype(np.int64), types.astype(np.int64)
 
 
 class Chosen(NamedTuple):
