@@ -1,7 +1,8 @@
 """What one simulation runs: the policy, how its decisions are enacted, and when it re-solves.
 
-`SimConfig` is a frozen, picklable value (sweeps ship it to worker processes). Every field has
-the default of the seed system it comes from: Gavel's 6-minute rounds, Chronus's 20-minute leases.
+`SimConfig` is a frozen, picklable value (sweeps ship it to worker processes). Lengths are the
+seed systems' (Gavel's 6-minute rounds, Chronus's 20-minute leases); how a round is served was
+chosen by measurement (see `SimConfig`).
 """
 
 from __future__ import annotations
@@ -113,6 +114,10 @@ class SimConfig:
       baseline of `simulator.baselines`, with its options as for `solve`
     - mode: how decisions are enacted; `auto` picks leases for deadline admission, placement for
       contention placement, rounds otherwise
+    - round_rule, round_order: how a round serves the allocation (`mechanism.priority`): by
+      default the deficit rule through Gavel's per-type queues, which on Gavel's physical trace
+      and on Poisson traces of its job mix gave the lowest average JCT of the four combinations
+      (README, "Round defaults")
     - resolve: when to call the policy again (None: the policy's default, see `resolve_for`)
     - preemption_seconds: seconds of work lost by a job each time it (re)starts on GPUs other
       than the ones it held in the previous round or lease (checkpoint and restore); nothing
