@@ -158,14 +158,21 @@ def _at_true(finish: FloatArray) -> float | None:
 def _no_progress_warning(
     problem: ClusterArrays, active: NDArray[np.int64], true: FloatArray
 ) -> list[str]:
-    stuck = [problem.job_ids[j] for j in active[true <= 0]]
-    if not stuck:
+    return _about_jobs(
+        problem,
+        active[true <= 0].tolist(),
+        "get time only on types where they make no progress ({}); they never finish under this "
+        "plan",
+    )
+
+
+def _about_jobs(problem: ClusterArrays, jobs: list[int], what: str) -> list[str]:
+    """ "N job(s) <what>", the first few ids in its braces; nothing when there are none."""
+    if not jobs:
         return []
-    shown = ", ".join(stuck[:5]) + (" …" if len(stuck) > 5 else "")
-    return [
-        f"{len(stuck)} job(s) get time only on types where they make no progress ({shown}); "
-        "they never finish under this plan"
-    ]
+    ids = [problem.job_ids[j] for j in jobs]
+    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    return [f"{len(ids)} job(s) " + what.format(shown)]
 
 
 def _demand_jobs(
@@ -193,14 +200,10 @@ def _demand_jobs(
 def _never_finish_warning(
     problem: ClusterArrays, reasons: dict[int, str], done: np.ndarray
 ) -> list[str]:
-    stuck = [problem.job_ids[j] for j in reasons if not done[j]]
-    if not stuck:
-        return []
-    shown = ", ".join(stuck[:5]) + (" …" if len(stuck) > 5 else "")
-    return [
-        f"{len(stuck)} job(s) can run nowhere and never finish ({shown}); "
-        "the makespan covers the others"
-    ]
+    stuck = [j for j in reasons if not done[j]]
+    return _about_jobs(
+        problem, stuck, "can run nowhere and never finish ({}); the makespan covers the others"
+    )
 
 
 def _outcome(
