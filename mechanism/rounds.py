@@ -246,17 +246,18 @@ def _waiting(
     """Jobs with time allocated (alone or in a pair) that do not run, and why."""
     m = rows.num_jobs
     has_time = rows.has_time.copy()
+    has_time[list(rows.stalled)] = True  # time allocated, only where it makes no progress
     runs = np.fromiter((ch.row for ch in selection.chosen), np.int64, len(selection.chosen))
     has_time[runs[runs < m]] = False
     for c in runs[runs >= m].tolist():
         has_time[list(rows.rows[c])] = False  # both members of a pair that runs
-    has_time[list(rows.stalled)] = True
     waiting = np.flatnonzero(has_time).tolist()
     full = "the cluster's GPUs all went to higher-priority jobs"
     reasons = {rows.job_ids[j]: selection.reasons.get(j, full) for j in waiting}
-    for j, types in rows.stalled.items():
-        names = ", ".join(repr(cluster.type_names[k]) for k in types)
-        reasons[rows.job_ids[j]] = (
-            f"its time is on {names}, where it makes no progress (no throughput there)"
-        )
+    for j in waiting:
+        if j in rows.stalled:
+            names = ", ".join(repr(cluster.type_names[k]) for k in rows.stalled[j])
+            reasons[rows.job_ids[j]] = (
+                f"its time is on {names}, where it makes no progress (no throughput there)"
+            )
     return tuple(rows.job_ids[j] for j in waiting), reasons

@@ -64,6 +64,7 @@ def test_under_per_type_queues_such_a_job_runs_where_it_progresses() -> None:
     (only,) = rnd.assignments
     assert (only.job, only.gpu_type, only.priority) == ("a", "v100", 0.0)
     assert rnd.idle == {"k80": 1, "v100": 0}
+    assert rnd.waiting == () and rnd.reasons == {}
 
 
 def test_a_pair_runs_only_where_both_members_progress_together() -> None:
