@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solver import SolveResult, Status
+from apportion.solver import SolveResult, Status
 from tests.allocation_checks import allocation_matrix, assert_feasible_allocation
 from tests.conformance.case import Case
 

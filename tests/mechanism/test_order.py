@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from mechanism import Order, Planner, next_round
-from solver.errors import InputError
-from solver.snapshot import Snapshot, parse_snapshot
+from apportion.mechanism import Order, Planner, next_round
+from apportion.solver.errors import InputError
+from apportion.solver.snapshot import Snapshot, parse_snapshot
 
 SPEED = {"v100": 3.0, "p100": 2.0, "k80": 1.0}
 

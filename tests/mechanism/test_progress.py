@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mechanism import Order, PairShare, Planner, next_round
-from solver.snapshot import Snapshot, parse_snapshot
+from apportion.mechanism import Order, PairShare, Planner, next_round
+from apportion.solver.snapshot import Snapshot, parse_snapshot
 from tests.mechanism.rounds_checks import ROUND
 
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from refdata.gavel_runs import reference_jct, reference_runs
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.sources import TraceSpec
+from apportion.refdata.gavel_runs import reference_jct, reference_runs
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.sources import TraceSpec
 
 
 def test_the_reference_figures_name_the_run_they_come_from() -> None:

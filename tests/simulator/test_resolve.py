@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator.clients import Answer, Request
-from simulator.config import GAVEL_RESET_SECONDS, Resolve, SimConfig
-from simulator.engine import Engine, simulate
-from simulator.sources import TraceSpec
+from apportion.simulator.clients import Answer, Request
+from apportion.simulator.config import GAVEL_RESET_SECONDS, Resolve, SimConfig
+from apportion.simulator.engine import Engine, simulate
+from apportion.simulator.sources import TraceSpec
 from tests.simulator.helpers import job, trace
 
 ROUND = 360.0

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from solver import Status, solve
+from apportion.solver import Status, solve
 from tests.allocation_checks import assert_feasible_allocation
 from tests.formulations.fairness.lp_oracle import Cluster, random_snapshot
 
@@ -146,7 +146,7 @@ def test_finish_time_fairness_keeps_its_max_rho_and_no_usable_gpu_idles(seed: in
 def test_makespan_bench_family_fills_the_cluster() -> None:
     """The issue's shape: hundreds of jobs with spread-out work, where the first optimum used
     a fraction of each type; with the stage every type is full and the makespan unchanged."""
-    from refdata.synthetic import gavel_snapshot
+    from apportion.refdata.synthetic import gavel_snapshot
 
     snapshot = gavel_snapshot(256, seed=0)
     rng = np.random.default_rng(0)

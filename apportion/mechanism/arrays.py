@@ -1,0 +1,277 @@
+"""A round's inputs as arrays: combinations (single jobs, then pairs) × GPU types.
+
+Rows c < m are the snapshot's jobs in its order; rows m + i are `pairs[i]`. For each row,
+`target[c, k]` is its time fraction on type k (X_jk, or the pair's Y_pk) and `got[c, k]` the
+seconds it has received there *as that combination*: a pair's own together-time, and for a
+single job its received time minus the time it spent in pairs on k (time alone).
+
+A fraction on a type where the row makes no progress is no target: a job's throughput there is
+0 or missing in the snapshot, or a pair's (either member's, as the snapshot's `job_pairs` lists
+it; for a pair it does not list, either member's alone). An allocation may hold such time (Gavel's
+agnostic baseline counts it as a share), but running it would only hold GPUs; Gavel's mechanism
+gives those entries priority 0 and skips them, and so does this one (`Targets.stalled` says which
+jobs lost all their time that way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from apportion.mechanism.types import PairShare
+from apportion.solver.snapshot import Snapshot, node_type
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The snapshot's nodes, grouped by GPU type (types in the snapshot's order)."""
+
+    type_names: tuple[str, ...]
+    node_ids: tuple[str, ...]
+    node_gpus: IntArray  # per node
+    node_type: IntArray  # per node: index into type_names
+    capacity: IntArray  # per type: GPUs on its nodes
+
+    @classmethod
+    def of(cls, snapshot: Snapshot) -> Cluster:
+        names = tuple(g.name for g in snapshot.gpu_types)
+        index = {name: k for k, name in enumerate(names)}
+        nodes = snapshot.nodes or []
+        gpus = np.array([n.gpus for n in nodes], dtype=np.int64)
+        types = np.array([index[node_type(snapshot, n)] for n in nodes], dtype=np.int64)
+        capacity = np.bincount(types, weights=gpus, minlength=len(names)).astype(np.int64)
+        return cls(names, tuple(n.id for n in nodes), gpus, types, capacity)
+
+    # Per-type views a round's placement starts from; computed once per cluster, as a
+    # simulation places on the same nodes every round.
+    @cached_property
+    def members(self) -> tuple[tuple[int, ...], ...]:
+        """Per type: its nodes (indices into node_ids), in snapshot order."""
+        return tuple(
+            tuple(np.flatnonzero(self.node_type == k).tolist()) for k in range(len(self.type_names))
+        )
+
+    @cached_property
+    def where(self) -> dict[str, tuple[int, int]]:
+        """Node id -> (its type, its place among that type's nodes)."""
+        return {
+            self.node_ids[n]: (k, local)
+            for k, nodes in enumerate(self.members)
+            for local, n in enumerate(nodes)
+        }
+
+    @cached_property
+    def node_gpus_by_type(self) -> tuple[tuple[int, ...], ...]:
+        gpus = self.node_gpus.tolist()
+        return tuple(tuple(gpus[n] for n in nodes) for nodes in self.members)
+
+
+@dataclass(frozen=True)
+class Combos:
+    """Jobs and pairs as rows; see the module docstring."""
+
+    job_ids: tuple[str, ...]
+    pairs: tuple[tuple[int, int], ...]  # member rows of each pair
+    scale: IntArray  # per row: GPUs it occupies (a pair: its members' common scale factor)
+    target: FloatArray  # rows × types
+    got: FloatArray  # rows × types, seconds
+    received_total: FloatArray  # per job: Σ_k received_jk (seconds)
+    rows: tuple[tuple[int, ...], ...]  # per row: its member jobs
+    # (rows, types) of the entries with time, and the jobs with time alone or in a pair
+    # (`Targets` computes them once per allocation).
+    entries: tuple[IntArray, IntArray]
+    has_time: BoolArray
+    stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
+    speed: FloatArray  # see `Targets.speed`
+    type_rank: IntArray  # see `Targets.type_rank`
+
+    @property
+    def num_jobs(self) -> int:
+        return len(self.job_ids)
+
+    def members(self, row: int) -> tuple[int, ...]:
+        return self.rows[row]
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a round needs that stays the same until the snapshot or the allocation changes."""
+
+    job_ids: tuple[str, ...]
+    index: Mapping[str, int]  # job id -> row
+    col: Mapping[str, int]  # GPU type -> column
+    pairs: tuple[tuple[int, int], ...]
+    scale: IntArray
+    target: FloatArray
+    rows: tuple[tuple[int, ...], ...]
+    # Per job, the types it was given time on where it makes no progress, when that was all of
+    # its time (it then does not run at all).
+    stalled: Mapping[int, tuple[int, ...]]
+    speed: FloatArray  # jobs × types: the snapshot's throughputs (0 where it cannot run)
+
+    @cached_property
+    def entries(self) -> tuple[IntArray, IntArray]:
+        rows, types = np.nonzero(self.target > 0)
+        return rows.astype(np.int64), types.astype(np.int64)
+
+    @cached_property
+    def type_rank(self) -> IntArray:
+        """Per type, its place when types are served fastest first (0 = fastest): by the mean,
+        over the jobs that run on it, of the job's speed there relative to its fastest type;
+        ties in snapshot order. (Gavel serves V100, P100, K80, in that order.)"""
+        best = self.speed.max(axis=1, initial=0.0)
+        runs = self.speed > 0
+        relative = np.where(runs, self.speed / np.where(best > 0, best, 1.0)[:, None], 0.0)
+        count = runs.sum(axis=0)
+        mean = relative.sum(axis=0) / np.maximum(count, 1)
+        rank = np.empty(mean.size, dtype=np.int64)
+        rank[np.argsort(-mean, kind="stable")] = np.arange(mean.size)
+        return rank
+
+    @cached_property
+    def has_time(self) -> BoolArray:
+        """Per job: time allocated alone or in some pair."""
+        m = len(self.job_ids)
+        wants = self.target.sum(axis=1) > 0
+        out: BoolArray = wants[:m].copy()
+        for i, (a, b) in enumerate(self.pairs):
+            if wants[m + i]:
+                out[a] = out[b] = True
+        return out
+
+
+def targets(
+    snapshot: Snapshot,
+    types: Sequence[str],
+    allocation: Mapping[str, Mapping[str, float]],
+    pairs: Sequence[PairShare],
+) -> Targets:
+    """The rows' members, gang sizes and time fractions (inputs already checked)."""
+    job_ids = tuple(job.id for job in snapshot.jobs)
+    index = {job_id: j for j, job_id in enumerate(job_ids)}
+    col = {name: k for k, name in enumerate(types)}
+    m, n = len(job_ids), len(types)
+    given = _matrix(allocation, index, col, m, n)
+    speed = _matrix({job.id: job.throughput for job in snapshot.jobs}, index, col, m, n)
+    x = np.where(speed > 0, given, 0.0)
+    y = np.zeros((len(pairs), n))
+    members = tuple((index[pair.a], index[pair.b]) for pair in pairs)
+    for i, pair in enumerate(pairs):
+        for name, value in pair.allocation.items():
+            y[i, col[name]] = value
+    y = np.where(_pair_progress(snapshot, members, speed, index, col), y, 0.0)
+    scale = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
+    pair_scale = scale[[a for a, _ in members]] if members else np.zeros(0, dtype=np.int64)
+    return Targets(
+        job_ids,
+        index,
+        col,
+        members,
+        np.concatenate([scale, pair_scale]),
+        np.vstack([x, y]),
+        tuple((j,) for j in range(m)) + members,
+        _stalled(given, x, y, members),
+        speed,
+    )
+
+
+def _pair_progress(
+    snapshot: Snapshot,
+    members: tuple[tuple[int, int], ...],
+    speed: FloatArray,
+    index: Mapping[str, int],
+    col: Mapping[str, int],
+) -> BoolArray:
+    """Per pair and type: both members progress there together (see the module docstring)."""
+    if not members:
+        return np.zeros((0, speed.shape[1]), dtype=bool)
+    a, b = (np.array(side, dtype=np.int64) for side in zip(*members, strict=True))
+    out: BoolArray = (speed[a] > 0) & (speed[b] > 0)
+    listed = {
+        frozenset((p.a, p.b)): p for p in snapshot.job_pairs or [] if p.a in index and p.b in index
+    }
+    ids = [job.id for job in snapshot.jobs]
+    for i, (ja, jb) in enumerate(members):
+        pair = listed.get(frozenset((ids[ja], ids[jb])))
+        if pair is not None:
+            out[i] = False
+            for name, rates in pair.throughput.items():
+                if name in col:
+                    out[i, col[name]] = min(rates) > 0
+    return out
+
+
+def _stalled(
+    given: FloatArray, x: FloatArray, y: FloatArray, members: tuple[tuple[int, int], ...]
+) -> dict[int, tuple[int, ...]]:
+    """Jobs whose only time was on types where they make no progress, with those types."""
+    keeps = x.sum(axis=1) > 0
+    for i, (a, b) in enumerate(members):
+        if y[i].sum() > 0:
+            keeps[a] = keeps[b] = True
+    lost = (given > 0) & (x <= 0)
+    return {
+        int(j): tuple(np.flatnonzero(lost[j]).tolist())
+        for j in np.flatnonzero(~keeps & lost.any(axis=1))
+    }
+
+
+def combos(
+    fixed: Targets,
+    received: Mapping[str, Mapping[str, float]] | FloatArray,
+    pairs: Sequence[PairShare],
+) -> Combos:
+    """The rows of a round: `fixed` with the time received so far (by job id, or as a jobs ×
+    types array in the snapshot's orders), `pairs` in the order `fixed` was built with, for
+    their time together."""
+    m, n = len(fixed.job_ids), len(fixed.col)
+    if isinstance(received, np.ndarray):
+        r = np.asarray(received, dtype=np.float64)  # read only: `alone` below is a copy
+    else:
+        r = _matrix(received, fixed.index, fixed.col, m, n)
+    together = np.zeros((len(pairs), n))
+    for i, pair in enumerate(pairs):
+        for name, value in pair.received.items():
+            together[i, fixed.col[name]] = value
+    alone = r.copy()
+    for i, (a, b) in enumerate(fixed.pairs):
+        alone[a] -= together[i]
+        alone[b] -= together[i]
+    return Combos(
+        fixed.job_ids,
+        fixed.pairs,
+        fixed.scale,
+        fixed.target,
+        # Round-off in the caller's bookkeeping must not make time alone negative.
+        np.vstack([np.maximum(alone, 0.0), together]),
+        r.sum(axis=1),
+        fixed.rows,
+        fixed.entries,
+        fixed.has_time,
+        fixed.stalled,
+        fixed.speed,
+        fixed.type_rank,
+    )
+
+
+def _matrix(
+    values: Mapping[str, Mapping[str, float]],
+    rows: Mapping[str, int],
+    col: Mapping[str, int],
+    m: int,
+    n: int,
+) -> FloatArray:
+    out = np.zeros((m, n))
+    for job_id, per_type in values.items():
+        j = rows[job_id]
+        for name, value in per_type.items():
+            out[j, col[name]] = value
+    return out

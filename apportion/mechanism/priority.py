@@ -1,0 +1,215 @@
+"""Priorities and the serving order of a round (Gavel's round-based mechanism).
+
+For every row c (a job, or a space-sharing pair) and GPU type k with target time fraction
+A_ck > 0 (X_jk for a job, Y_pk for a pair) and received seconds g_ck as that row:
+
+    f_ck = g_ck / T                     (the fraction of the elapsed time T it ran on k)
+    priority_ck = A_ck / f_ck = T·A_ck / g_ck,     and +∞ when g_ck = 0.
+
+Entries are served by priority, highest first; ties go to the larger A_ck, then to the earlier
+row (snapshot job order, then pairs in the order given), then to the earlier GPU type (snapshot
+order). T only scales priorities (the order is that of A_ck / g_ck), so a default T does not
+change who runs; see `elapsed_time`.
+
+The `deficit` rule serves instead the entries furthest behind their share at the end of the
+round, were they not served (seconds, L the round length):
+
+    priority_ck = A_ck·(T + L) − g_ck
+
+Gavel's ratio lets a job that lost a round to the +∞ priorities of new entries stay behind
+while others catch up; the deficit counts that loss in seconds, so it is repaid first. On
+one-GPU jobs this keeps every job within one round of A_ck·T (tests/mechanism).
+
+Two serving orders (`Order`):
+- `priority`: one queue of the entries with time, by priority as above. A job runs only where
+  the allocation gives it time; this is what keeps each job's time on each type near A_ck·T.
+- `types`: Gavel's scheduler, a queue per GPU type served one after another, fastest type
+  first (`Targets.type_rank`), each queue by priority. A job behind on a fast and on a slow
+  type then runs on the fast one this round (in one queue, the slow entry may come first and
+  leave the fast GPU to a job further down), so more of each round's work lands on fast GPUs.
+  As in Gavel, a type's queue ends with entries at priority 0 that its GPUs serve only when
+  every entry with time there has been tried: jobs moving up to a type at least as fast as
+  the slowest type they have time on, and jobs whose time is all where they make no progress
+  (`_spare_entries`). GPUs then idle only when no such job is left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from apportion.mechanism.arrays import Cluster, Combos, FloatArray, IntArray
+
+
+def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> float:
+    """T: the caller's elapsed seconds, else the least the received times imply,
+
+        T = max( max_j Σ_k received_jk,  max_k Σ_c s_c g_ck / N_k )
+
+    (no job runs on two types at once, and type k delivers at most N_k GPU-seconds a second):
+    exact whenever some job has run every round, or some type has been full every round,
+    since `received` started counting."""
+    if elapsed is not None:
+        return float(elapsed)
+    used = (combos.got * combos.scale[:, None]).sum(axis=0)
+    has = cluster.capacity > 0
+    busiest = float((used[has] / cluster.capacity[has]).max(initial=0.0))
+    return max(float(combos.received_total.max(initial=0.0)), busiest)
+
+
+class Order(StrEnum):
+    """In what order a round's entries are served (module docstring)."""
+
+    PRIORITY = "priority"  # one queue: the entries with time, by priority
+    TYPES = "types"  # a queue per type, fastest first, each by priority
+
+
+class Rule(StrEnum):
+    """Which entries a round serves first."""
+
+    GAVEL = "gavel"  # the largest A_ck / (g_ck / T): Gavel's rule
+    DEFICIT = "deficit"  # the largest A_ck·(T + L) − g_ck: seconds behind after this round
+
+
+def priorities(
+    combos: Combos, elapsed: float, rule: Rule = Rule.GAVEL, round_seconds: float = 0.0
+) -> FloatArray:
+    """priority_ck for every row and type under `rule` (0 where the row has no time on k;
+    serving order only looks at entries with time)."""
+    target, got = combos.target, combos.got
+    if rule is Rule.DEFICIT:
+        return np.where(target > 0, target * (elapsed + round_seconds) - got, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(got > 0, elapsed * target / np.where(got > 0, got, 1.0), np.inf)
+    return np.where(target > 0, ratio, 0.0)
+
+
+def serving_order(
+    combos: Combos, priority: FloatArray, order: Order = Order.PRIORITY
+) -> tuple[IntArray, IntArray]:
+    """(rows, types) of every entry with time allocated, in the order they are served."""
+    if order is Order.TYPES:
+        return _by_type(combos, priority)
+    rows, types = combos.entries  # by row, then type: np.nonzero's order
+    # np.lexsort sorts by its last key first, stably: priority, then target (both descending),
+    # and ties then keep the entries' order (job order, then type), deterministically.
+    keys = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
+    return rows[keys].astype(np.int64, copy=False), types[keys].astype(np.int64, copy=False)
+
+
+def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+    """Gavel's per-type queues, fastest type first: each type's entries with time by priority,
+    then its priority-0 entries (`_spare_entries`) in job order."""
+    rows, types = combos.entries
+    extra_rows, extra_types = _spare_entries(combos)
+    rows = np.concatenate([rows, extra_rows]).astype(np.int64)
+    types = np.concatenate([types, extra_types]).astype(np.int64)
+    target = combos.target[rows, types]
+    keys = np.lexsort((rows, -target, -priority[rows, types], target <= 0, combos.type_rank[types]))
+    return rows[keys], types[keys]
+
+
+def _spare_entries(combos: Combos) -> tuple[IntArray, IntArray]:
+    """(job, type) entries without time that a `types` round may serve at priority 0: a job
+    with time on a type where it runs at least as fast as on its slowest type with time (it
+    moves up to a GPU no entry with time took), and a job whose time was all where it makes no
+    progress (`Combos.stalled`) wherever it does. A job the allocation gave nothing does not
+    run: the policy decided so."""
+    m = combos.num_jobs
+    speed, target = combos.speed, combos.target[:m]
+    given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
+    stalled = np.zeros(m, dtype=bool)
+    stalled[list(combos.stalled)] = True
+    has = target.sum(axis=1) > 0
+    wanted = (speed > 0) & (target <= 0)
+    wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
+    rows, types = np.nonzero(wanted)
+    return rows.astype(np.int64), types.astype(np.int64)
+
+
+class Chosen(NamedTuple):
+    """A row that runs this round, on a type, with the priority it was served at (a tuple:
+    a round makes dozens of these)."""
+
+    row: int
+    gpu_type: int
+    priority: float
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: tuple[Chosen, ...]  # in serving order
+    free: IntArray  # GPUs left per type
+    reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
+
+
+def select(
+    combos: Combos, cluster: Cluster, priority: FloatArray, order: Order = Order.PRIORITY
+) -> Selection:
+    """Serve entries in `order`: a job runs at most once (alone or in one pair), and a row
+    runs on type k only if k still has its whole gang of GPUs free. Whether the gang then fits
+    on the nodes is not a question: a gang may span nodes, so a count that fits places."""
+    rows, types = serving_order(combos, priority, order)
+    free = [int(v) for v in cluster.capacity]
+    capacity = list(free)
+    scale = combos.scale.tolist()
+    running = [False] * combos.num_jobs
+    reasons: dict[int, str] = {}
+    chosen: list[Chosen] = []
+    names, member_rows = cluster.type_names, combos.rows
+    served = priority[rows, types].tolist()
+    m = combos.num_jobs
+    for c, k, p in zip(rows.tolist(), types.tolist(), served, strict=True):
+        if c < m:  # a job alone, the usual entry
+            if running[c]:
+                continue
+            members = member_rows[c]
+        else:
+            members = member_rows[c]
+            if running[members[0]] or running[members[1]]:
+                _partner_reason(combos, members, running, reasons)
+                continue
+        s = scale[c]
+        if s > free[k]:
+            if any(j not in reasons for j in members):
+                why = _capacity_reason(names[k], s, free[k], capacity[k])
+                for j in members:
+                    reasons.setdefault(j, why)
+            continue
+        free[k] -= s
+        for j in members:
+            running[j] = True
+        chosen.append(Chosen(c, k, p))
+        if not any(free):
+            break  # a full cluster: the remaining entries can only wait
+    return Selection(tuple(chosen), np.array(free, dtype=np.int64), reasons)
+
+
+def _capacity_reason(name: str, scale: int, free: int, capacity: int) -> str:
+    if scale > capacity:
+        return f"needs {_gpus(scale)} at once; the nodes of {name!r} hold {capacity}"
+    if free == 0:
+        return f"every {name!r} GPU went to higher-priority jobs"
+    left = "was" if free == 1 else "were"
+    return f"only {free} {name!r} GPU{'' if free == 1 else 's'} {left} left for its gang of {scale}"
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
+def _partner_reason(
+    combos: Combos, members: tuple[int, ...], running: list[bool], reasons: dict[int, str]
+) -> None:
+    """A pair entry refused because one member already runs: say so for the other."""
+    if len(members) != 2:
+        return
+    a, b = members
+    for waiting, other in ((a, b), (b, a)):
+        if not running[waiting] and running[other]:
+            reasons.setdefault(
+                waiting, f"its pair partner {combos.job_ids[other]!r} runs without it"
+            )
