@@ -73,11 +73,13 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
         policies = tuple(_listed(args.policy, str, "--policy"))
         for name in policies:
             check_policy(name)
+        # Left unset, the round's rule and order are the simulator's own defaults.
+        serving = {"round_rule": args.round_rule, "round_order": args.round_order}
         config = SimConfig(
             options=parse_options(args.option),
             mode=Mode(args.mode),
             round_seconds=args.round_seconds,
-            round_rule=args.round_rule,
+            **{key: value for key, value in serving.items() if value is not None},
             lease_seconds=args.lease_seconds,
             call_seconds=args.call_seconds,
             resolve=Resolve.parse(args.resolve) if args.resolve else None,

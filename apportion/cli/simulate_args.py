@@ -70,9 +70,15 @@ def _timing(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--round-rule",
         choices=("gavel", "deficit"),
-        default="gavel",
         help="Who runs first each round: gavel (share ÷ fraction received) or deficit "
-        "(seconds furthest behind the share).",
+        "(seconds furthest behind the share); default: the simulator's (see the README).",
+    )
+    command.add_argument(
+        "--round-order",
+        choices=("priority", "types"),
+        help="How a round is served: priority (one queue, a job runs only where it has time) "
+        "or types (Gavel's queue per GPU type, fastest first, left-over GPUs to waiting "
+        "jobs); default: the simulator's (see the README).",
     )
     command.add_argument("--lease-seconds", type=float, default=1200.0, help="Lease length.")
     command.add_argument(
@@ -82,8 +88,9 @@ def _timing(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--resolve",
-        help="When to re-solve: arrivals,completions,every:N (default: arrivals,completions "
-        "for policies, every round for baselines).",
+        help="When to re-solve: arrivals,completions,every:N,interval:SECONDS,backfill, or gavel "
+        "(Gavel's: arrivals and completions at least 1,920 s apart, new jobs back-filled); "
+        "default: arrivals,completions for policies, every round for baselines.",
     )
     command.add_argument(
         "--preemption-seconds",

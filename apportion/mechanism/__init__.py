@@ -6,13 +6,14 @@
 
 from __future__ import annotations
 
-from apportion.mechanism.priority import Rule
+from apportion.mechanism.priority import Order, Rule
 from apportion.mechanism.rounds import NEGLIGIBLE, Planner, allocation_of, next_round
 from apportion.mechanism.types import Assignment, PairShare, Round
 
 __all__ = [
     "NEGLIGIBLE",
     "Assignment",
+    "Order",
     "PairShare",
     "Planner",
     "Round",

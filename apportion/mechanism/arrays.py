@@ -4,6 +4,13 @@ Rows c < m are the snapshot's jobs in its order; rows m + i are `pairs[i]`. For 
 `target[c, k]` is its time fraction on type k (X_jk, or the pair's Y_pk) and `got[c, k]` the
 seconds it has received there *as that combination*: a pair's own together-time, and for a
 single job its received time minus the time it spent in pairs on k (time alone).
+
+A fraction on a type where the row makes no progress is no target: a job's throughput there is
+0 or missing in the snapshot, or a pair's (either member's, as the snapshot's `job_pairs` lists
+it; for a pair it does not list, either member's alone). An allocation may hold such time (Gavel's
+agnostic baseline counts it as a share), but running it would only hold GPUs; Gavel's mechanism
+gives those entries priority 0 and skips them, and so does this one (`Targets.stalled` says which
+jobs lost all their time that way).
 """
 
 from __future__ import annotations
@@ -82,6 +89,9 @@ class Combos:
     # (`Targets` computes them once per allocation).
     entries: tuple[IntArray, IntArray]
     has_time: BoolArray
+    stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
+    speed: FloatArray  # see `Targets.speed`
+    type_rank: IntArray  # see `Targets.type_rank`
 
     @property
     def num_jobs(self) -> int:
@@ -102,11 +112,29 @@ class Targets:
     scale: IntArray
     target: FloatArray
     rows: tuple[tuple[int, ...], ...]
+    # Per job, the types it was given time on where it makes no progress, when that was all of
+    # its time (it then does not run at all).
+    stalled: Mapping[int, tuple[int, ...]]
+    speed: FloatArray  # jobs × types: the snapshot's throughputs (0 where it cannot run)
 
     @cached_property
     def entries(self) -> tuple[IntArray, IntArray]:
         rows, types = np.nonzero(self.target > 0)
         return rows.astype(np.int64), types.astype(np.int64)
+
+    @cached_property
+    def type_rank(self) -> IntArray:
+        """Per type, its place when types are served fastest first (0 = fastest): by the mean,
+        over the jobs that run on it, of the job's speed there relative to its fastest type;
+        ties in snapshot order. (Gavel serves V100, P100, K80, in that order.)"""
+        best = self.speed.max(axis=1, initial=0.0)
+        runs = self.speed > 0
+        relative = np.where(runs, self.speed / np.where(best > 0, best, 1.0)[:, None], 0.0)
+        count = runs.sum(axis=0)
+        mean = relative.sum(axis=0) / np.maximum(count, 1)
+        rank = np.empty(mean.size, dtype=np.int64)
+        rank[np.argsort(-mean, kind="stable")] = np.arange(mean.size)
+        return rank
 
     @cached_property
     def has_time(self) -> BoolArray:
@@ -131,12 +159,15 @@ def targets(
     index = {job_id: j for j, job_id in enumerate(job_ids)}
     col = {name: k for k, name in enumerate(types)}
     m, n = len(job_ids), len(types)
-    x = _matrix(allocation, index, col, m, n)
+    given = _matrix(allocation, index, col, m, n)
+    speed = _matrix({job.id: job.throughput for job in snapshot.jobs}, index, col, m, n)
+    x = np.where(speed > 0, given, 0.0)
     y = np.zeros((len(pairs), n))
     members = tuple((index[pair.a], index[pair.b]) for pair in pairs)
     for i, pair in enumerate(pairs):
         for name, value in pair.allocation.items():
             y[i, col[name]] = value
+    y = np.where(_pair_progress(snapshot, members, speed, index, col), y, 0.0)
     scale = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
     pair_scale = scale[[a for a, _ in members]] if members else np.zeros(0, dtype=np.int64)
     return Targets(
@@ -147,7 +178,50 @@ def targets(
         np.concatenate([scale, pair_scale]),
         np.vstack([x, y]),
         tuple((j,) for j in range(m)) + members,
+        _stalled(given, x, y, members),
+        speed,
     )
+
+
+def _pair_progress(
+    snapshot: Snapshot,
+    members: tuple[tuple[int, int], ...],
+    speed: FloatArray,
+    index: Mapping[str, int],
+    col: Mapping[str, int],
+) -> BoolArray:
+    """Per pair and type: both members progress there together (see the module docstring)."""
+    if not members:
+        return np.zeros((0, speed.shape[1]), dtype=bool)
+    a, b = (np.array(side, dtype=np.int64) for side in zip(*members, strict=True))
+    out: BoolArray = (speed[a] > 0) & (speed[b] > 0)
+    listed = {
+        frozenset((p.a, p.b)): p for p in snapshot.job_pairs or [] if p.a in index and p.b in index
+    }
+    ids = [job.id for job in snapshot.jobs]
+    for i, (ja, jb) in enumerate(members):
+        pair = listed.get(frozenset((ids[ja], ids[jb])))
+        if pair is not None:
+            out[i] = False
+            for name, rates in pair.throughput.items():
+                if name in col:
+                    out[i, col[name]] = min(rates) > 0
+    return out
+
+
+def _stalled(
+    given: FloatArray, x: FloatArray, y: FloatArray, members: tuple[tuple[int, int], ...]
+) -> dict[int, tuple[int, ...]]:
+    """Jobs whose only time was on types where they make no progress, with those types."""
+    keeps = x.sum(axis=1) > 0
+    for i, (a, b) in enumerate(members):
+        if y[i].sum() > 0:
+            keeps[a] = keeps[b] = True
+    lost = (given > 0) & (x <= 0)
+    return {
+        int(j): tuple(np.flatnonzero(lost[j]).tolist())
+        for j in np.flatnonzero(~keeps & lost.any(axis=1))
+    }
 
 
 def combos(
@@ -182,6 +256,9 @@ def combos(
         fixed.rows,
         fixed.entries,
         fixed.has_time,
+        fixed.stalled,
+        fixed.speed,
+        fixed.type_rank,
     )
 
 

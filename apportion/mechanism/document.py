@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, ValidationError
 
-from apportion.mechanism.priority import Rule
+from apportion.mechanism.priority import Order, Rule
 from apportion.mechanism.rounds import allocation_of, next_round
 from apportion.mechanism.types import PairShare, Round
 from apportion.solver.errors import FieldError, InputError
@@ -81,6 +81,12 @@ class RoundsInput(Strict):
     )
     round_seconds: Positive | None = Field(
         default=None, description="The round's length L in seconds (needed by `deficit`)."
+    )
+    order: Order = Field(
+        default=Order.PRIORITY,
+        description="`priority`: one queue of the entries with time, by priority (a job runs "
+        "only where it has time); `types`: Gavel's queue per GPU type, fastest type first, "
+        "where jobs without time on a type follow at priority 0 (GPUs left over go to them).",
     )
 
 
@@ -151,6 +157,7 @@ def round_result(request: RoundsInput, options: Mapping[str, Any] | None = None)
         elapsed=request.elapsed,
         rule=request.rule,
         round_seconds=request.round_seconds,
+        order=request.order,
     )
     return RoundResult(
         assignments=_assignments(rnd),

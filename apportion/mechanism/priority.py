@@ -19,6 +19,18 @@ round, were they not served (seconds, L the round length):
 Gavel's ratio lets a job that lost a round to the +∞ priorities of new entries stay behind
 while others catch up; the deficit counts that loss in seconds, so it is repaid first. On
 one-GPU jobs this keeps every job within one round of A_ck·T (tests/mechanism).
+
+Two serving orders (`Order`):
+- `priority`: one queue of the entries with time, by priority as above. A job runs only where
+  the allocation gives it time; this is what keeps each job's time on each type near A_ck·T.
+- `types`: Gavel's scheduler, a queue per GPU type served one after another, fastest type
+  first (`Targets.type_rank`), each queue by priority. A job behind on a fast and on a slow
+  type then runs on the fast one this round (in one queue, the slow entry may come first and
+  leave the fast GPU to a job further down), so more of each round's work lands on fast GPUs.
+  As in Gavel, a type's queue ends with entries at priority 0 that its GPUs serve only when
+  every entry with time there has been tried: jobs moving up to a type at least as fast as
+  the slowest type they have time on, and jobs whose time is all where they make no progress
+  (`_spare_entries`). GPUs then idle only when no such job is left.
 """
 
 from __future__ import annotations
@@ -48,6 +60,13 @@ def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> flo
     return max(float(combos.received_total.max(initial=0.0)), busiest)
 
 
+class Order(StrEnum):
+    """In what order a round's entries are served (module docstring)."""
+
+    PRIORITY = "priority"  # one queue: the entries with time, by priority
+    TYPES = "types"  # a queue per type, fastest first, each by priority
+
+
 class Rule(StrEnum):
     """Which entries a round serves first."""
 
@@ -68,13 +87,47 @@ def priorities(
     return np.where(target > 0, ratio, 0.0)
 
 
-def serving_order(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+def serving_order(
+    combos: Combos, priority: FloatArray, order: Order = Order.PRIORITY
+) -> tuple[IntArray, IntArray]:
     """(rows, types) of every entry with time allocated, in the order they are served."""
+    if order is Order.TYPES:
+        return _by_type(combos, priority)
     rows, types = combos.entries  # by row, then type: np.nonzero's order
     # np.lexsort sorts by its last key first, stably: priority, then target (both descending),
     # and ties then keep the entries' order (job order, then type), deterministically.
-    order = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
-    return rows[order].astype(np.int64, copy=False), types[order].astype(np.int64, copy=False)
+    keys = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
+    return rows[keys].astype(np.int64, copy=False), types[keys].astype(np.int64, copy=False)
+
+
+def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+    """Gavel's per-type queues, fastest type first: each type's entries with time by priority,
+    then its priority-0 entries (`_spare_entries`) in job order."""
+    rows, types = combos.entries
+    extra_rows, extra_types = _spare_entries(combos)
+    rows = np.concatenate([rows, extra_rows]).astype(np.int64)
+    types = np.concatenate([types, extra_types]).astype(np.int64)
+    target = combos.target[rows, types]
+    keys = np.lexsort((rows, -target, -priority[rows, types], target <= 0, combos.type_rank[types]))
+    return rows[keys], types[keys]
+
+
+def _spare_entries(combos: Combos) -> tuple[IntArray, IntArray]:
+    """(job, type) entries without time that a `types` round may serve at priority 0: a job
+    with time on a type where it runs at least as fast as on its slowest type with time (it
+    moves up to a GPU no entry with time took), and a job whose time was all where it makes no
+    progress (`Combos.stalled`) wherever it does. A job the allocation gave nothing does not
+    run: the policy decided so."""
+    m = combos.num_jobs
+    speed, target = combos.speed, combos.target[:m]
+    given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
+    stalled = np.zeros(m, dtype=bool)
+    stalled[list(combos.stalled)] = True
+    has = target.sum(axis=1) > 0
+    wanted = (speed > 0) & (target <= 0)
+    wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
+    rows, types = np.nonzero(wanted)
+    return rows.astype(np.int64), types.astype(np.int64)
 
 
 class Chosen(NamedTuple):
@@ -93,11 +146,13 @@ class Selection:
     reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
 
 
-def select(combos: Combos, cluster: Cluster, priority: FloatArray) -> Selection:
-    """Serve entries in priority order: a job runs at most once (alone or in one pair), and a
-    row runs on type k only if k still has its whole gang of GPUs free. Whether the gang then
-    fits on the nodes is not a question: a gang may span nodes, so a count that fits places."""
-    rows, types = serving_order(combos, priority)
+def select(
+    combos: Combos, cluster: Cluster, priority: FloatArray, order: Order = Order.PRIORITY
+) -> Selection:
+    """Serve entries in `order`: a job runs at most once (alone or in one pair), and a row
+    runs on type k only if k still has its whole gang of GPUs free. Whether the gang then fits
+    on the nodes is not a question: a gang may span nodes, so a count that fits places."""
+    rows, types = serving_order(combos, priority, order)
     free = [int(v) for v in cluster.capacity]
     capacity = list(free)
     scale = combos.scale.tolist()

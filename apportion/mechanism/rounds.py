@@ -31,7 +31,10 @@ clusters a job can lag its share on a type by a few rounds, and a job with spare
 (Σ_k X_jk < 1) may use GPUs the others leave idle (tests/mechanism/test_convergence.py).
 
 A row with A_ck = 0 never runs on k: the allocation decides where a job may run, and a job with
-no time anywhere does not run. Fractions below `NEGLIGIBLE` (a solver's round-off) count as 0.
+no time anywhere does not run. Fractions below `NEGLIGIBLE` (a solver's round-off) count as 0, and
+so do fractions on a type where the row makes no progress (its throughput there is 0: Gavel's
+agnostic baseline allocates such time; `mechanism.arrays`): a job whose only time is there waits,
+with that reason.
 """
 
 from __future__ import annotations
@@ -41,9 +44,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from apportion.mechanism.arrays import Cluster, Combos, FloatArray, combos, targets
+from apportion.mechanism.backfill import backfill
 from apportion.mechanism.checks import round_errors
 from apportion.mechanism.placement import place
-from apportion.mechanism.priority import Rule, Selection, elapsed_time, priorities, select
+from apportion.mechanism.priority import Order, Rule, Selection, elapsed_time, priorities, select
 from apportion.mechanism.types import Assignment, PairShare, Round
 from apportion.solver.errors import InputError
 from apportion.solver.result import SolveResult
@@ -64,6 +68,7 @@ def next_round(
     elapsed: float | None = None,
     rule: Rule | str = Rule.GAVEL,
     round_seconds: float | None = None,
+    order: Order | str = Order.PRIORITY,
     check: bool = True,
 ) -> Round:
     """The next round for `allocation` (job → GPU type → X_jk), given the seconds each job has
@@ -71,14 +76,17 @@ def next_round(
     the space-sharing `pairs`. `elapsed` is T, the seconds since `received` started counting
     (default: the least the received times imply; under Gavel's rule T scales the priorities,
     never the order). `rule` picks the priority (`mechanism.priority`); the `deficit` rule needs
-    the round's length L, `round_seconds`. `check=False` skips validating the inputs, for a
-    caller that builds them itself.
+    the round's length L, `round_seconds`; `order` the serving order (one queue by priority, or
+    Gavel's queue per type). `check=False` skips validating the inputs, for a caller that builds
+    them itself.
     Raises `InputError` naming each bad field from a request's root (`allocation`,
-    `received`, `previous`, `pairs`, `elapsed`, `rule`, `round_seconds`; `snapshot.nodes` when
-    there are none)."""
+    `received`, `previous`, `pairs`, `elapsed`, `rule`, `round_seconds`, `order`;
+    `snapshot.nodes` when there are none)."""
     if check:
         _check(snapshot, allocation, received, previous or {}, pairs, elapsed)
-    planner = Planner(snapshot, allocation, pairs, rule=rule, round_seconds=round_seconds)
+    planner = Planner(
+        snapshot, allocation, pairs, rule=rule, round_seconds=round_seconds, order=order
+    )
     return planner.next_round(received, previous, elapsed=elapsed)
 
 
@@ -99,12 +107,17 @@ class Planner:
         rule: Rule | str = Rule.GAVEL,
         round_seconds: float | None = None,
         cluster: Cluster | None = None,
+        backfill: Sequence[str] = (),
+        order: Order | str = Order.PRIORITY,
     ) -> None:
         self.rule = _rule(rule, round_seconds)
+        self.order = _order(order)
         self.round_seconds = round_seconds or 0.0
         self.cluster = cluster or Cluster.of(snapshot)
         self.pairs = _clean_pairs(pairs)
         self.fixed = targets(snapshot, self.cluster.type_names, _clean(allocation), self.pairs)
+        index, has_time = self.fixed.index, self.fixed.has_time
+        self.uncovered = [index[j] for j in backfill if j in index and not has_time[index[j]]]
 
     def next_round(
         self,
@@ -126,9 +139,11 @@ class Planner:
         rows = combos(self.fixed, received, self.pairs)
         total = elapsed_time(rows, cluster, elapsed)
         priority = priorities(rows, total, self.rule, self.round_seconds)
-        selection = select(rows, cluster, priority)
+        selection = select(rows, cluster, priority, self.order)
+        if self.uncovered:
+            selection = backfill(selection, rows, self.fixed.speed, self.uncovered)
         placements = place(selection.chosen, rows, cluster, previous)
-        waiting, reasons = _waiting(rows, selection)
+        waiting, reasons = _waiting(rows, cluster, selection)
         return Round(
             assignments=_assignments(rows, cluster, selection, placements, previous),
             idle=dict(zip(cluster.type_names, selection.free.tolist(), strict=True)),
@@ -176,6 +191,16 @@ def _rule(rule: Rule | str, round_seconds: float | None) -> Rule:
     return chosen
 
 
+def _order(order: Order | str) -> Order:
+    try:
+        return Order(order)
+    except ValueError:
+        names = ", ".join(o.value for o in Order)
+        raise InputError.single(
+            ("order",), f"unknown order {order!r}; use one of {names}"
+        ) from None
+
+
 def _clean(allocation: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
     return {
         job: {k: float(v) for k, v in per.items() if v >= NEGLIGIBLE}
@@ -215,10 +240,13 @@ def _assignments(
     return tuple(out)
 
 
-def _waiting(rows: Combos, selection: Selection) -> tuple[tuple[str, ...], dict[str, str]]:
+def _waiting(
+    rows: Combos, cluster: Cluster, selection: Selection
+) -> tuple[tuple[str, ...], dict[str, str]]:
     """Jobs with time allocated (alone or in a pair) that do not run, and why."""
     m = rows.num_jobs
     has_time = rows.has_time.copy()
+    has_time[list(rows.stalled)] = True  # time allocated, only where it makes no progress
     runs = np.fromiter((ch.row for ch in selection.chosen), np.int64, len(selection.chosen))
     has_time[runs[runs < m]] = False
     for c in runs[runs >= m].tolist():
@@ -226,4 +254,10 @@ def _waiting(rows: Combos, selection: Selection) -> tuple[tuple[str, ...], dict[
     waiting = np.flatnonzero(has_time).tolist()
     full = "the cluster's GPUs all went to higher-priority jobs"
     reasons = {rows.job_ids[j]: selection.reasons.get(j, full) for j in waiting}
+    for j in waiting:
+        if j in rows.stalled:
+            names = ", ".join(repr(cluster.type_names[k]) for k in rows.stalled[j])
+            reasons[rows.job_ids[j]] = (
+                f"its time is on {names}, where it makes no progress (no throughput there)"
+            )
     return tuple(rows.job_ids[j] for j in waiting), reasons

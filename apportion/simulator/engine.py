@@ -42,6 +42,7 @@ class Engine:
         self.progress = progress
         self.series = Series()
         self.decisions = 0
+        self.last_solve = -np.inf
         self.arrived = self.completed = self.force = False
         self.idle = 0
         self.stopped = ""
@@ -74,7 +75,7 @@ class Engine:
         if not table.n_active:
             upcoming = table.next_arrival()
             return upcoming if np.isfinite(upcoming) else None
-        solve = self._should_solve()
+        solve = self._should_solve(now)
         running = self.enactor.decide(now, solve)
         end = self._end(now, running, solve)
         if end is None:
@@ -90,24 +91,27 @@ class Engine:
             self.progress(int((table.state == DONE).sum()), end)
         return end
 
-    def _should_solve(self) -> bool:
+    def _should_solve(self, now: float) -> bool:
         resolve = self.resolve
         periodic = (
             not self.event_driven
             and resolve.every is not None
             and self.decisions % resolve.every == 0
         )
+        events = (resolve.arrivals and self.arrived) or (resolve.completions and self.completed)
+        if resolve.interval is not None and now - self.last_solve < resolve.interval - EPS:
+            events = False  # pending until the interval has passed
         solve = (
             self.enactor.asks_every_decision
             or self.decisions == 0
             or self.force
             or periodic
-            or (resolve.arrivals and self.arrived)
-            or (resolve.completions and self.completed)
+            or events
         )
         self.decisions += 1
         if solve:
             self.arrived = self.completed = self.force = False
+            self.last_solve = now
         return solve
 
     def _end(self, now: float, running: Running, solved: bool) -> float | None:

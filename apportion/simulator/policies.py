@@ -1,7 +1,8 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, and heterogeneity-agnostic variants: `max_min_agnostic` (max-min
-fairness with `heterogeneity_aware=false`), `makespan_agnostic` and
-`finish_time_fairness_agnostic` (the policy shown every job at one speed, see
+`simulator.baselines`, and heterogeneity-agnostic variants: `max_min_agnostic` and
+`makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
+job at its mean speed over the cluster's GPUs of the types it can use) and
+`finish_time_fairness_agnostic` (the policy shown every job at that one speed, see
 `simulator.clients.TypeBlindPolicy`)."""
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from apportion.simulator.clients import ApportionPolicy, Decider, TypeBlindPolic
 #: Named variants of apportion policies with fixed options.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "max_min_agnostic": ("max_min_fairness", {"heterogeneity_aware": False}),
+    "makespan_agnostic": ("makespan", {"heterogeneity_aware": False}),
 }
 #: Heterogeneity-agnostic versions of policies that have no `heterogeneity_aware` option (Gavel's
 #: agnostic baselines): the policy sees each job at one speed on every type it can use.
 TYPE_BLIND: dict[str, str] = {
-    "makespan_agnostic": "makespan",
     "finish_time_fairness_agnostic": "finish_time_fairness",
 }
 

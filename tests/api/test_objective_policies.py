@@ -13,8 +13,8 @@ from tests.cli_runner import invoke
 from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
 
 NEW = {
-    "makespan": set(),
-    "finish_time_fairness": {"isolated_share"},
+    "makespan": {"pareto", "heterogeneity_aware", "agnostic_definition", "reference_type"},
+    "finish_time_fairness": {"isolated_share", "pareto"},
     "max_total_throughput": {"normalized"},
     "throughput_per_dollar": {"gang_price"},
     "min_cost_slo": {"maximize"},

@@ -172,3 +172,26 @@ def test_the_openapi_document_types_the_rounds_body() -> None:
         "$ref": "#/components/schemas/RoundResult"
     }
     assert "application/problem+json" in post["responses"]["422"]["content"]
+
+
+def test_gavels_per_type_queues_on_request() -> None:
+    # a is behind on both types, most on the K80 (priorities T·X/g: a 6 on the K80 and 3 on
+    # the V100, b 1.5 on the V100 and 0.75 on the K80). One queue: a on the K80, b on the
+    # V100; a queue per type, the V100's first: a on the V100, b on the K80.
+    speeds = {"v100": 2.0, "k80": 1.0}
+    body = {
+        "snapshot": {
+            "nodes": [NODES[0], NODES[2]],
+            "jobs": [{"id": j, "throughput": speeds} for j in "ab"],
+        },
+        "allocation": {j: {"v100": 0.5, "k80": 0.5} for j in "ab"},
+        "received": {"a": {"v100": 360.0, "k80": 180.0}, "b": {"v100": 720.0, "k80": 1440.0}},
+        "elapsed": 2160.0,
+    }
+    one = _post(body).json()["assignments"]
+    assert {j: a["gpu_type"] for j, a in one.items()} == {"a": "k80", "b": "v100"}
+    per_type = _post({**body, "order": "types"}).json()["assignments"]
+    assert {j: a["gpu_type"] for j, a in per_type.items()} == {"a": "v100", "b": "k80"}
+    wrong = _post({**body, "order": "fastest"})
+    assert wrong.status_code == 422
+    assert wrong.json()["errors"][0]["loc"] == ["body", "order"]

@@ -6,7 +6,9 @@ The makespan, finish-time-fairness and SLO-cost policies share one LP (FORMULATI
     Σ_k X_jk ≤ 1                                ∀j   (time)
     Σ_j s_j X_jk ≤ N_k                           ∀k   (capacity)
     X_jk ≥ 0 where job j can run on k, absent elsewhere
-    optimize θ within bounds (maximize or minimize), or minimize Σ_k c_k Σ_j s_j X_jk
+    optimize θ within bounds (maximize or minimize), or minimize Σ_k c_k Σ_j s_j X_jk,
+    or maximize Σ_jk v_jk X_jk (v equal within a class); with θ, optionally then, θ held at its
+    optimum, maximize Σ_jk v_jk X_jk (a second stage, on the same session when kept warm)
 
 It is solved over groups g (see `demand_groups`) with aggregate time Y_gk = Σ_{j∈g} X_jk:
 
@@ -15,7 +17,8 @@ It is solved over groups g (see `demand_groups`) with aggregate time Y_gk = Σ_{
 These rows are sums of true rows, so the grouped LP is a relaxation for any grouping, and it is
 exact once every group's demands at the optimal θ share an interval. The loop solves, splits the
 groups that straddle an interval end, and solves again until none does (groups only get finer, so
-it ends; at worst every job is alone). Members then get their exact share of their group's Y.
+it ends; at worst every job is alone). Members then get their exact share of their group's Y (and,
+under a value objective, of the time it holds beyond their demands, by their spare time).
 
 Rows are scaled so their coefficients are at most 1, but a job whose demand is a tiny fraction of
 what it could do (34 steps left at 9,745 steps/s over a 2e7 s makespan: 1.6e-10 of its time)
@@ -41,7 +44,7 @@ from apportion.formulations.objectives.demand_groups import (
     split_groups,
 )
 from apportion.solver.backends import LpMethod, Solution
-from apportion.solver.context import SolveContext, SolveRequest
+from apportion.solver.context import RecordedSession, SolveContext, SolveRequest
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.status import Status
 
@@ -52,6 +55,10 @@ IntArray = NDArray[np.int64]
 # point on large ungrouped ones (0.45 s against HiGHS's 5–15 s at 10,000 distinct jobs × 3 types).
 SIMPLEX_MAX_VARIABLES = 1_500
 SPLIT_ROUNDS = 6
+#: A second stage after an interior-point first one holds θ this far (relative) short of θ*: an
+#: interior point meets its rows only to its tolerance, so demands exactly at its optimum can
+#: read as infeasible. A simplex vertex meets them exactly, and the second stage holds θ*.
+INTERIOR_SLACK = 1e-7
 
 
 @dataclass(frozen=True)
@@ -72,11 +79,14 @@ class DemandJobs:
 
 @dataclass(frozen=True)
 class Target:
-    """θ to maximize or minimize within bounds, or (no θ) the price of the GPUs used."""
+    """θ to maximize or minimize within bounds, or (no θ) the price of the GPUs used or the
+    value of the time given; with θ, `then_value` is maximized at θ's optimum."""
 
     sense: Sense
     theta_bounds: tuple[float, float] | None = None
     gpu_price: FloatArray | None = None  # c_k per GPU and unit of time
+    value: FloatArray | None = None  # v_jk per unit of time (m × K), equal within a class
+    then_value: FloatArray | None = None  # the same, for the second stage of a θ target
 
 
 @dataclass
@@ -88,7 +98,8 @@ class DemandResult:
     group: IntArray  # group id per job, reusable as the next call's starting grouping
     num_groups: int
     rounds: int
-    solution: Solution | None = None  # the last LP: its termination and detail are the answer's
+    second: Status | None = None  # how the `then_value` stage ended, if there was one
+    solution: Solution | None = None  # the LP whose answer this is: its termination, its detail
 
 
 def initial_groups(jobs: DemandJobs, merge: bool, theta: float | None) -> IntArray:
@@ -103,15 +114,19 @@ def solve_demand_lp(
 ) -> DemandResult:
     """Solve, refine the grouping until it is exact, and split every group back into jobs."""
     rounds = 0
+    warm = target.then_value is not None
     while True:
         rounds += 1
         size = int(group.max()) + 1 if group.size else 0
         model, x, theta_block = build(jobs, target, group, size)
         method = LpMethod.SIMPLEX if x.block.size <= SIMPLEX_MAX_VARIABLES else LpMethod.IPM
-        solution = ctx.solve(SolveRequest(model, method))
+        kept = _open(model, ctx, method) if warm else None
+        solution = ctx.solve(SolveRequest(model, method)) if kept is None else kept.solve()
         if not solution.status.has_solution:
             empty = np.zeros_like(jobs.throughput)
-            return DemandResult(solution.status, empty, None, None, group, size, rounds, solution)
+            return DemandResult(
+                solution.status, empty, None, None, group, size, rounds, solution=solution
+            )
         theta = None if theta_block is None else float(solution.value(theta_block)[0])
         low, high = interval_ids(jobs.throughput, jobs.demand(theta))
         bad = inconsistent_groups(group, low, high, size)
@@ -121,10 +136,83 @@ def solve_demand_lp(
         # into single jobs outright rather than chase a drifting θ group by group.
         key = low if rounds < SPLIT_ROUNDS else np.arange(group.size, dtype=np.int64)
         group = refine(group, key, bad)
-    totals = x.dense(solution.value(x.block))
-    allocation = lift(jobs, disaggregate(jobs, group, totals, jobs.demand(theta)), theta)
     bound = theta if theta is not None else solution.objective
-    return DemandResult(solution.status, allocation, theta, bound, group, size, rounds, solution)
+    second = None
+    if target.then_value is not None and theta_block is not None and theta is not None:
+        then = Then(jobs, target, group, size, x, theta_block, theta)
+        later = then.solve(ctx, kept, ctx.settings(method).lp_method)
+        second = later.status
+        solution = later if later.status is Status.OPTIMAL else solution
+    # Time above the demands is the point of a value objective: members keep it.
+    surplus = target.value is not None or second is Status.OPTIMAL
+    allocation = members(jobs, group, x.dense(solution.value(x.block)), theta, surplus)
+    return DemandResult(
+        solution.status, allocation, theta, bound, group, size, rounds, second, solution
+    )
+
+
+def _open(model: Model, ctx: SolveContext, method: LpMethod) -> RecordedSession | None:
+    """A session for a model solved by the simplex (an interior point has no vertex to go on
+    from, and its preferred backend may keep none)."""
+    if ctx.settings(method).lp_method is not LpMethod.SIMPLEX:
+        return None
+    return ctx.session(model, method)
+
+
+@dataclass(frozen=True)
+class Then:
+    """The second stage of a θ target: θ held at its optimum θ*, Σ_jk v_jk X_jk maximized over
+    the same groups (exact: their demands at θ* share an interval)."""
+
+    jobs: DemandJobs
+    target: Target
+    group: IntArray
+    size: int
+    x: Allocation
+    theta_block: Block
+    theta: float
+
+    def solve(self, ctx: SolveContext, kept: RecordedSession | None, method: LpMethod) -> Solution:
+        """On the first stage's session when it has one: θ fixed where it is, the costs
+        changed, and the primal simplex goes on from the first vertex. Otherwise a model of its
+        own, θ fixed at θ* after a simplex first stage (its vertex meets the demands exactly)
+        or `INTERIOR_SLACK` below after an interior point."""
+        if kept is not None:
+            theta = np.array([self.theta])
+            kept.change_col_bounds(np.array([self.theta_block.start]), theta, theta)
+            block = self.x.block
+            columns = np.r_[
+                np.arange(block.start, block.start + block.size), self.theta_block.start
+            ]
+            kept.change_col_costs(columns, np.r_[self._costs(), 0.0])
+            if ctx.options.solver is None:
+                kept.keep_point(primal=True)
+            return kept.solve()
+        # Short of θ* is toward the demands' easy side: below a maximum, above a minimum.
+        slack = 0.0 if method is LpMethod.SIMPLEX else INTERIOR_SLACK
+        side = -1.0 if self.target.sense is Sense.MAXIMIZE else 1.0
+        fixed = self.theta * (1.0 + side * slack)
+        value = self._value()
+        then = Target(Sense.MAXIMIZE, theta_bounds=(fixed, fixed), value=value)
+        model, _, _ = build(self.jobs, then, self.group, self.size)
+        # The second stage, not the policy's own model.
+        return ctx.solve(SolveRequest(model, method, auxiliary=True))
+
+    def _value(self) -> FloatArray:
+        assert self.target.then_value is not None, "a second stage has a value to maximize"
+        return self.target.then_value
+
+    def _costs(self) -> FloatArray:
+        _, first = np.unique(self.group, return_index=True)
+        return _value_costs(self._value()[first], self.x)
+
+
+def _value_costs(value: FloatArray, x: Allocation) -> FloatArray:
+    """v per column, in units of the largest, as for prices: the solver reads costs against its
+    tolerances."""
+    cost = value[x.group, x.gpu]
+    out: FloatArray = cost / max(float(np.max(cost, initial=0.0)), 1e-300)
+    return out
 
 
 def build(
@@ -159,7 +247,9 @@ def build(
         upper=1.0,
         coords=(("gpu", jobs.gpu_names),),
     )
-    if theta is not None:
+    if target.value is not None:
+        model.set_objective({x.block: _value_costs(target.value[first], x)}, target.sense)
+    elif theta is not None:
         model.set_objective({theta: 1.0}, target.sense)
     else:
         assert target.gpu_price is not None, "a target without θ minimizes the GPUs' price"
@@ -190,9 +280,11 @@ def lift(jobs: DemandJobs, allocation: FloatArray, theta: float | None) -> Float
     return out
 
 
-def disaggregate(
-    jobs: DemandJobs, group: IntArray, totals: FloatArray, demand: FloatArray
+def members(
+    jobs: DemandJobs, group: IntArray, totals: FloatArray, theta: float | None, surplus: bool
 ) -> FloatArray:
-    """Each group's aggregate time split exactly among its members."""
+    """Each group's aggregate time split exactly among its members (with `surplus`, the time
+    beyond their demands too), then the demands the solver left short `lift`ed."""
     _, first = np.unique(group, return_index=True)
-    return split_groups(totals, jobs.throughput[first], demand, group)
+    split = split_groups(totals, jobs.throughput[first], jobs.demand(theta), group, surplus)
+    return lift(jobs, split, theta)

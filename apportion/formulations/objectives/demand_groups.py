@@ -72,7 +72,11 @@ def refine(group: IntArray, key: IntArray, which: BoolArray | None = None) -> In
 
 
 def split_groups(
-    totals: FloatArray, throughput: FloatArray, demand: FloatArray, group: IntArray
+    totals: FloatArray,
+    throughput: FloatArray,
+    demand: FloatArray,
+    group: IntArray,
+    keep_surplus: bool = False,
 ) -> FloatArray:
     """Member allocations (jobs × K) from group aggregates (groups × K), all groups at once.
 
@@ -81,6 +85,10 @@ def split_groups(
     deliver exactly Σ_j d_j, then written as (n − Θ)·P + Θ·Q with P ∈ P(d_min), Q ∈ P(d_max),
     θ_j = (d_j − d_min)/(d_max − d_min) and Θ = Σ_j θ_j; job j gets (1 − θ_j)·P + θ_j·Q, which
     lies in P(d_j) and delivers exactly d_j. P comes from `_time_split`.
+
+    With `keep_surplus`, what the scaling took off is handed back in proportion to each member's
+    spare time 1 − Σ_k x_jk: the group's spare time is n_g − (Σ_k of the scaled aggregate), at
+    least the surplus's Σ_k, so every member stays within its time and gains throughput.
     """
     size = totals.shape[0]
     need = np.maximum(demand, 0.0)
@@ -88,7 +96,22 @@ def split_groups(
     need_sum = np.bincount(group, weights=need, minlength=size)
     work = np.einsum("gk,gk->g", throughput, totals)
     shrink = np.where((need_sum > 0) & (work > need_sum), need_sum / np.maximum(work, 1e-300), 1.0)
-    totals = totals * shrink[:, None]
+    exact = _split_exact(totals * shrink[:, None], throughput, need, group, count)
+    if not keep_surplus:
+        return exact
+    surplus = totals * (1.0 - shrink)[:, None]
+    spare = np.maximum(1.0 - exact.sum(axis=1), 0.0)
+    spare_sum = np.bincount(group, weights=spare, minlength=size)
+    share = spare / np.maximum(spare_sum, 1e-300)[group]
+    out: FloatArray = exact + share[:, None] * surplus[group]
+    return out
+
+
+def _split_exact(
+    totals: FloatArray, throughput: FloatArray, need: FloatArray, group: IntArray, count: FloatArray
+) -> FloatArray:
+    """`split_groups` for aggregates that deliver exactly their members' demands."""
+    size = totals.shape[0]
     low = np.full(size, np.inf)
     high = np.zeros(size)
     np.minimum.at(low, group, need)

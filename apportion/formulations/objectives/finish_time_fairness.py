@@ -20,11 +20,15 @@ optimum is a lower bound on ρ*, and its allocation X an upper bound max_j ρ_j(
 the best upper bound: Newton's method on the binding jobs, so the gap closes quadratically. L starts
 at max_j (τ_j + r_j / max_k T_jk) (each job alone on its fastest type). The answer is the allocation
 achieving the upper bound; status `optimal` needs upper − lower ≤ 1e-6·max(1, upper).
+
+With `pareto` (the default), every job is then held at ρ_j ≤ ρ̄ (the upper bound), i.e.
+eff_j ≥ φ_j(ρ̄), and the rest of the cluster goes by total normalized throughput
+(`formulations.objectives.spare`): the minimax leaves GPUs idle as makespan's does.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -39,6 +43,7 @@ from apportion.formulations.objectives.demand import (
     initial_groups,
     solve_demand_lp,
 )
+from apportion.formulations.objectives.spare import fill_spare
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext
@@ -61,6 +66,12 @@ class FinishTimeFairnessOptions(PolicyOptions):
         description="The share ρ compares against: usable (1/m of each type the job can run "
         "on, at most all of its time) or gavel (Gavel's isolated policy: 1/m of every type, "
         "usable or not, each job's row divided by the largest row sum).",
+    )
+    pareto: bool = Field(
+        True,
+        description="With every job's ρ held at or below the optimal maximum, give the rest of "
+        "the cluster by total normalized throughput, so no usable GPU stays idle; false "
+        "returns the allocation the search ended on.",
     )
 
 
@@ -138,6 +149,9 @@ def run(
     terms = fairness_terms(problem, active, options.isolated_share)
     usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
     search = _newton(problem, active, usable, terms, ctx)
+    warnings: list[str] = []
+    if options.pareto:
+        search = _spare(problem, active, usable, terms, search, ctx, warnings)
     allocation[active] = search.allocation
     rho_all[active] = search.rho
     upper, lower = float(search.rho.max()), search.lower
@@ -148,7 +162,7 @@ def run(
         "relative_gap": gap,
         "rounds": search.rounds,
     }
-    status, warnings = search.status, []
+    status = search.status
     if search.stopped is not None:
         warnings.append(f"search stopped early: an LP ended with status {search.stopped}")
     if gap > OPTIMAL_GAP:
@@ -218,6 +232,38 @@ def _newton(
         # Newton from the best upper bound; if that stalled, cut between the bounds instead.
         point = upper if improved else 0.5 * (lower + upper)
     return Search(status, best, best_rho, lower, rounds, groups, stopped, last)
+
+
+def _spare(
+    problem: ClusterArrays,
+    active: NDArray[np.int64],
+    usable: FloatArray,
+    terms: Fairness,
+    search: Search,
+    ctx: SolveContext,
+    warnings: list[str],
+) -> Search:
+    """The spare-capacity stage at ρ̄, the search's best maximum; its answer stays when the
+    stage fails or would raise the maximum beyond the search's own target gap."""
+    upper = float(search.rho.max())
+    if not np.isfinite(upper):
+        return search
+    scale = problem.scale_factor[active]
+    labels = [problem.job_ids[j] for j in active]
+    floors = terms.rate / (upper - terms.tau)  # φ_j(ρ̄): eff_j ≥ it ⟺ ρ_j ≤ ρ̄
+    jobs = DemandJobs(
+        usable, scale, problem.gpu_count, floors, floors * 0, labels, problem.gpu_names
+    )
+    result = fill_spare(jobs, ctx)
+    if result.status is not Status.OPTIMAL:
+        warnings.append(f"the spare-capacity stage ended with status {result.status}; skipped")
+        return search
+    x, _ = repair_allocation(result.allocation, scale, problem.gpu_count)
+    rho = terms.rho(np.einsum("jk,jk->j", usable, x))
+    if float(rho.max()) > upper + TARGET_GAP * max(1.0, upper):
+        warnings.append(f"the spare-capacity stage raised max ρ to {rho.max():.9g}; skipped")
+        return search
+    return replace(search, allocation=x, rho=rho)
 
 
 def _tangent(

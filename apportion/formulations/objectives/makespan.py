@@ -1,4 +1,4 @@
-"""Minimum makespan, exact in one LP (FORMULATIONS §2).
+"""Minimum makespan, exact in one LP (FORMULATIONS §2), then spare capacity (§2a).
 
 With u = 1/M (M the time by which every job is done) and X the time fractions:
 
@@ -15,6 +15,15 @@ lies in [0, 1]. Solved over groups of similar jobs (`formulations.objectives.dem
 certified: the LP bound and the makespan the returned X really achieves must agree to 1e-6, else the
 status is `feasible` with a warning.
 
+Any X meeting R_j u* is optimal, and the LP's vertex gives most jobs just that, leaving GPUs idle.
+With `pareto` (the default) a second LP keeps every job finishing by M* and gives the rest of the
+cluster by total normalized throughput, Σ_jk (T_jk / prop_j) X_jk (`formulations.objectives.spare`).
+
+Heterogeneity-agnostic (`heterogeneity_aware=false`, Gavel's agnostic makespan baseline): the LP
+plans with one throughput per job on every type it may use (`formulations.objectives.agnostic`);
+`finish_time` is then each job's at its true throughputs, while the objective and its bound are
+the plan's.
+
 Each job's finish time under X is R_j / eff_j(X) ≤ M. Jobs with no steps remaining need nothing;
 jobs that can run nowhere never finish: they are reported and the makespan covers the others.
 """
@@ -22,15 +31,23 @@ jobs that can run nowhere never finish: they are reported and the makespan cover
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
+from pydantic import Field
 
 from apportion.formulations.allocation import repair_allocation
 from apportion.formulations.inputs import require_job_field
+from apportion.formulations.objectives.agnostic import (
+    AgnosticDefinition,
+    check_reference_type,
+    planned_throughput,
+)
 from apportion.formulations.objectives.demand import (
     DemandJobs,
     Target,
     initial_groups,
     solve_demand_lp,
 )
+from apportion.formulations.objectives.spare import normalized_value
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.context import SolveContext
 from apportion.solver.model import Sense
@@ -39,12 +56,35 @@ from apportion.solver.policy import Outcome, Policy
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status
 
+FloatArray = NDArray[np.float64]
 NAME = "makespan"
 CERTIFY_TOLERANCE = 1e-6
 
 
 class MakespanOptions(PolicyOptions):
-    """The makespan policy has no options of its own."""
+    pareto: bool = Field(
+        True,
+        description="With every job still finishing by the optimal makespan, give the rest of "
+        "the cluster to the jobs by total normalized throughput, so no usable GPU stays idle; "
+        "false returns the first optimum, whichever the solver found.",
+    )
+    heterogeneity_aware: bool = Field(
+        True,
+        description="Use per-type throughputs; false plans with one throughput per job on "
+        "every type it may use (Gavel's agnostic makespan) and reports finish times at the "
+        "true throughputs.",
+    )
+    agnostic_definition: AgnosticDefinition = Field(
+        "usable",
+        description="With heterogeneity_aware=false: usable (time only on types the job runs "
+        "on) or gavel (every type its gang fits, including types where it makes no progress).",
+    )
+    reference_type: str | None = Field(
+        None,
+        description="With heterogeneity_aware=false: the GPU type whose throughput the plan "
+        "assumes everywhere (Gavel: v100); unset, or a job with none there, each job's mean "
+        "over the cluster's GPUs of the types it can use.",
+    )
 
 
 def run(
@@ -52,21 +92,26 @@ def run(
 ) -> Outcome:
     everyone = np.arange(problem.num_jobs)
     require_job_field(problem, problem.steps_remaining, everyone, "steps_remaining", NAME)
+    aware = options.heterogeneity_aware
+    check_reference_type(problem, aware, options.reference_type)
+    plan = planned_throughput(problem, aware, options.agnostic_definition, options.reference_type)
     steps = problem.steps_remaining
     reasons = problem.unplaceable_reasons()
     done = steps <= 0
     for j in np.flatnonzero(done):
         reasons[int(j)] = "no steps remaining"
-    active = np.flatnonzero(problem.eligible.any(axis=1) & ~done)
+    active = np.flatnonzero((plan > 0).any(axis=1) & ~done)
     allocation = np.zeros((problem.num_jobs, problem.num_types))
     finish = np.where(done, 0.0, np.nan)
     warnings = _never_finish_warning(problem, reasons, done)
     if active.size == 0:
         return _outcome(Status.OPTIMAL, 0.0, allocation, reasons, finish, warnings, {})
 
-    jobs, horizon, guess = _demand_jobs(problem, active)
+    jobs, horizon, guess = _demand_jobs(problem, plan, active)
     groups = initial_groups(jobs, ctx.options.merge_identical, guess)
-    result = solve_demand_lp(jobs, Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0)), ctx, groups)
+    value = normalized_value(jobs.throughput, jobs.capacity) if options.pareto else None
+    target = Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0), then_value=value)
+    result = solve_demand_lp(jobs, target, ctx, groups)
     summary: dict[str, object] = {"grouping_rounds": result.rounds}
     merged = result.num_groups if ctx.options.merge_identical else None
     if not result.status.has_solution or not result.theta:
@@ -75,13 +120,22 @@ def run(
         )
         return failed.but(solution=result.solution)
 
-    allocation[active] = result.allocation
-    allocation, repair = repair_allocation(allocation, problem.scale_factor, problem.gpu_count)
-    eff = np.einsum("jk,jk->j", problem.throughput[active], allocation[active])
-    finish[active] = np.divide(steps[active], eff, out=np.full(active.size, np.inf), where=eff > 0)
-    makespan = float(finish[active].max())
     lower = horizon / result.theta
+    if result.second not in (None, Status.OPTIMAL):
+        warnings.append(
+            f"the spare-capacity stage ended with status {result.second}; "
+            "the first optimum is returned"
+        )
+    x, makespan, repair = _repaired(problem, jobs, result.allocation, active)
+    allocation[active] = x
+    true = np.einsum("jk,jk->j", problem.throughput[active], x)
+    finish[active] = np.divide(
+        steps[active], true, out=np.full(active.size, np.nan), where=true > 0
+    )
     summary.update(makespan=makespan, lower_bound=lower)
+    if not aware:
+        summary["makespan_at_true_throughputs"] = _at_true(finish[active])
+        warnings += _no_progress_warning(problem, active, true)
     status = result.status
     if repair > CERTIFY_TOLERANCE or makespan > lower * (1 + CERTIFY_TOLERANCE):
         status = Status.FEASIBLE
@@ -93,10 +147,49 @@ def run(
     return answer.but(solution=result.solution)
 
 
-def _demand_jobs(problem: ClusterArrays, active: np.ndarray) -> tuple[DemandJobs, float, float]:
+def _repaired(
+    problem: ClusterArrays, jobs: DemandJobs, x: FloatArray, active: NDArray[np.int64]
+) -> tuple[FloatArray, float, float]:
+    """X made exactly feasible, the makespan it achieves under the plan's throughputs, and the
+    largest relative repair that took."""
+    x, repair = repair_allocation(x, problem.scale_factor[active], problem.gpu_count)
+    eff = np.einsum("jk,jk->j", jobs.throughput, x)
+    steps = problem.steps_remaining[active]
+    finish = np.divide(steps, eff, out=np.full(active.size, np.inf), where=eff > 0)
+    return x, float(finish.max()), repair
+
+
+def _at_true(finish: FloatArray) -> float | None:
+    """The makespan at the jobs' true throughputs; None when a job makes no progress."""
+    return None if np.isnan(finish).any() else float(finish.max())
+
+
+def _no_progress_warning(
+    problem: ClusterArrays, active: NDArray[np.int64], true: FloatArray
+) -> list[str]:
+    return _about_jobs(
+        problem,
+        active[true <= 0].tolist(),
+        "get time only on types where they make no progress ({}); they never finish under this "
+        "plan",
+    )
+
+
+def _about_jobs(problem: ClusterArrays, jobs: list[int], what: str) -> list[str]:
+    """ "N job(s) <what>", the first few ids in its braces; nothing when there are none."""
+    if not jobs:
+        return []
+    ids = [problem.job_ids[j] for j in jobs]
+    shown = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+    return [f"{len(ids)} job(s) " + what.format(shown)]
+
+
+def _demand_jobs(
+    problem: ClusterArrays, plan: FloatArray, active: NDArray[np.int64]
+) -> tuple[DemandJobs, float, float]:
     """Demands R_j θ / L with L the horizon (longest job alone), and a first guess of θ = L/M."""
     steps = problem.steps_remaining[active]
-    usable = np.where(problem.eligible[active], problem.throughput[active], 0.0)
+    usable = plan[active]
     alone = steps / usable.max(axis=1)  # each job alone, all the time on its fastest type
     horizon = float(alone.max())
     jobs = DemandJobs(
@@ -116,14 +209,10 @@ def _demand_jobs(problem: ClusterArrays, active: np.ndarray) -> tuple[DemandJobs
 def _never_finish_warning(
     problem: ClusterArrays, reasons: dict[int, str], done: np.ndarray
 ) -> list[str]:
-    stuck = [problem.job_ids[j] for j in reasons if not done[j]]
-    if not stuck:
-        return []
-    shown = ", ".join(stuck[:5]) + (" …" if len(stuck) > 5 else "")
-    return [
-        f"{len(stuck)} job(s) can run nowhere and never finish ({shown}); "
-        "the makespan covers the others"
-    ]
+    stuck = [j for j in reasons if not done[j]]
+    return _about_jobs(
+        problem, stuck, "can run nowhere and never finish ({}); the makespan covers the others"
+    )
 
 
 def _outcome(

@@ -114,12 +114,16 @@ def first_fit(
     free: dict[str, int],
     order: IntArray,
 ) -> dict[int, Placement]:
-    """Place each allocated job (in `order`) on the type it was given: whole on the fullest
-    node that fits it, else spread over the nodes with the most free GPUs."""
+    """Place each allocated job (in `order`) on the type it was given most time on among those
+    where it makes progress (time on a type where its throughput is 0 is never enacted): whole
+    on the fullest node that fits it, else spread over the nodes with the most free GPUs."""
     nodes = table.trace.cluster.nodes
+    column = {k: i for i, k in enumerate(table.types)}
     placed: dict[int, Placement] = {}
     for j in order.tolist():
-        given = allocation.get(table.ids[j])
+        given = {
+            k: v for k, v in allocation.get(table.ids[j], {}).items() if table.thr[j, column[k]] > 0
+        }
         if not given:
             continue
         kind = max(given, key=lambda k: given[k])

@@ -5,6 +5,8 @@ N rounds); `mechanism.next_round` then picks who runs this round and where, from
 job has received on each type since X was computed, and the previous round's placements (jobs
 that keep their GPUs get a lease extension and pay no preemption). Jobs arriving mid-round wait
 for the next round; GPUs freed by a job finishing mid-round stay idle until then (as in Gavel).
+With `Resolve.backfill`, jobs that arrived since the last solve run at priority 0 on the GPUs
+the allocation's jobs leave free (`mechanism.backfill`), as Gavel's mechanism runs them.
 Space sharing: pair allocations returned by the policy are passed on; co-located jobs run at
 their pair throughputs and their GPUs are counted once.
 """
@@ -42,6 +44,8 @@ class RoundsEnactor:
         self.together: dict[tuple[str, str], dict[str, float]] = {}
         self._partner: dict[int, str] = {}
         self._request: Request | None = None
+        self._backfill = config.resolve_for(decider.baseline).backfill
+        self._covered: set[int] = set()  # the jobs the last solve was asked about
         self._version = -1
         self._allocation: dict[str, dict[str, float]] = {}
         self._shares: list[Any] = []
@@ -75,11 +79,21 @@ class RoundsEnactor:
                 rule=self.config.round_rule,
                 round_seconds=self.config.round_seconds,
                 cluster=self._cluster,
+                backfill=self._uncovered(request.jobs),
+                order=self.config.round_order,
             )
         received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
         chosen = self._planner.next_round(received, self.holdings.by_id)
         self.calls.mechanism_seconds += time.perf_counter() - started
         return self._enact(now, chosen.assignments)
+
+    def _uncovered(self, active: IntArray) -> list[str]:
+        """With back-fill, the active jobs the last solve was not asked about, by arrival."""
+        if not self._backfill:
+            return []
+        table = self.table
+        new = [j for j in active.tolist() if j not in self._covered]
+        return [table.ids[j] for j in sorted(new, key=lambda j: (table.arrival[j], j))]
 
     def _offer(self, active: IntArray) -> None:
         """What the mechanism is given until the jobs or the allocation change: the allocation
@@ -112,6 +126,7 @@ class RoundsEnactor:
         self.calls.add(now, int(request.jobs.size), answer)
         if not answer.usable:
             return  # keep enacting the last allocation the policy stood behind
+        self._covered = set(request.jobs.tolist())
         self.allocation = answer.allocation
         self.pairs = answer.pairs
         # Gavel's priorities compare X with the time received since X was computed.

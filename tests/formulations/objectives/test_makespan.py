@@ -181,3 +181,90 @@ def test_jobs_needing_tiny_time_fractions_finish(seed: int) -> None:
     assert result.objective == pytest.approx(_makespan_by_work_fractions(snapshot), rel=1e-6)
     assert all(j.metrics["finish_time"] is not None for j in result.jobs)
     assert max(j.metrics["finish_time"] for j in result.jobs) <= result.objective * (1 + 1e-9)
+
+
+# Heterogeneity-agnostic makespan (Gavel's baseline). One V100 and two K80s; b and c run only on
+# the V100 (1 step/s, 1 step each). `usable` plans time only there: x_b + x_c ≤ 1 with
+# x_j ≥ 1/M gives M = 2, X = ½ each, and that is also when they really finish. `gavel` with the
+# V100's throughput everywhere plans both on any GPU: each full time, M = 1; the V100 holds at
+# most one job's time, so at least one unit of time lies on K80s, where neither makes progress
+# (the plan cannot tell the types apart: where the rest goes is any optimum's choice).
+BLIND = {
+    "gpu_types": [{"name": "v100", "count": 1}, {"name": "k80", "count": 2}],
+    "jobs": [
+        {"id": "b", "throughput": {"v100": 1.0}, "steps_remaining": 1},
+        {"id": "c", "throughput": {"v100": 1.0}, "steps_remaining": 1},
+    ],
+}
+
+
+def test_agnostic_usable_plans_only_where_jobs_run() -> None:
+    options = {"heterogeneity_aware": False}
+    result = solve(BLIND, policy="makespan", options=options)
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(2.0, rel=1e-9)
+    for name in "bc":
+        assert result.job(name).allocation == pytest.approx({"v100": 0.5}, abs=1e-9)
+        assert result.job(name).metrics["finish_time"] == pytest.approx(2.0, rel=1e-9)
+    assert result.summary["makespan_at_true_throughputs"] == pytest.approx(2.0, rel=1e-9)
+
+
+def test_agnostic_gavel_plans_time_where_jobs_make_no_progress() -> None:
+    options = {
+        "heterogeneity_aware": False,
+        "agnostic_definition": "gavel",
+        "reference_type": "v100",
+    }
+    result = solve(BLIND, policy="makespan", options=options)
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(1.0, rel=1e-9)  # the plan's makespan
+    x = {j.id: j.allocation for j in result.jobs}
+    assert sum(sum(a.values()) for a in x.values()) == pytest.approx(2.0, abs=1e-9)
+    assert sum(a.get("k80", 0.0) for a in x.values()) >= 1.0 - 1e-9
+    # At the true throughputs the V100's one unit of time is shared: someone needs ≥ 2 s.
+    true = result.summary["makespan_at_true_throughputs"]
+    assert true is None or true >= 2.0 - 1e-9
+    for job in result.jobs:
+        on_v100 = job.allocation.get("v100", 0.0)
+        expected = 1.0 / on_v100 if on_v100 > 0 else None
+        assert job.metrics["finish_time"] == (pytest.approx(expected) if expected else None)
+
+
+def test_agnostic_plan_sees_the_reference_types_speed_or_the_mean() -> None:
+    # a runs at 4 on the V100 and 1 on the K80 (R = 8), b at 2 on the V100 only (R = 2), one
+    # GPU each. usable: a seen at its mean over the cluster's GPUs (4 + 1)/2 = 2.5, b at 2:
+    # a's time x ≥ 3.2/M, b's V100 time ≥ 1/M, a's time ≤ 1, so M = 3.2. The stage gives the
+    # V100 to b (T'/prop': 2 for b there, 1 for a anywhere): a on the K80 all the time, really
+    # finishing at 8 s. With the V100 as reference, a is seen at 4: M = 2 (a's time ≥ 2/M).
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 1}, {"name": "k80", "count": 1}],
+        "jobs": [
+            {"id": "a", "throughput": {"v100": 4.0, "k80": 1.0}, "steps_remaining": 8},
+            {"id": "b", "throughput": {"v100": 2.0}, "steps_remaining": 2},
+        ],
+    }
+    mean = solve(snapshot, policy="makespan", options={"heterogeneity_aware": False})
+    assert mean.objective == pytest.approx(3.2, rel=1e-9)
+    assert mean.job("a").allocation == pytest.approx({"k80": 1.0}, abs=1e-9)
+    assert mean.job("b").allocation == pytest.approx({"v100": 1.0}, abs=1e-9)
+    assert mean.job("a").metrics["finish_time"] == pytest.approx(8.0, rel=1e-9)
+    assert mean.summary["makespan_at_true_throughputs"] == pytest.approx(8.0, rel=1e-9)
+    options = {"heterogeneity_aware": False, "reference_type": "v100"}
+    reference = solve(snapshot, policy="makespan", options=options)
+    assert reference.objective == pytest.approx(2.0, rel=1e-9)
+    aware = solve(snapshot, policy="makespan")
+    assert aware.objective < mean.summary["makespan_at_true_throughputs"]
+
+
+@pytest.mark.parametrize(
+    ("options", "reason"),
+    [
+        ({"heterogeneity_aware": False, "reference_type": "a100"}, "unknown GPU type 'a100'"),
+        ({"reference_type": "v100"}, "heterogeneity_aware=false"),
+    ],
+)
+def test_a_reference_type_must_exist_and_be_read(options: dict, reason: str) -> None:
+    with pytest.raises(InputError) as info:
+        solve(BLIND, policy="makespan", options=options)
+    assert info.value.errors[0].loc == ("options", "reference_type")
+    assert reason in info.value.errors[0].msg
