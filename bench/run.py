@@ -16,6 +16,7 @@ from bench import (
     notebooks,
     objectives,
     placement,
+    recovery,
     service,
     simulator,
     startup,
@@ -27,6 +28,7 @@ from solver import solve
 SUITES = [
     startup,
     service,
+    recovery,
     max_min,
     water_filling,
     objectives,
