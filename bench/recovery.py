@@ -1,4 +1,4 @@
-"""The service healing itself, measured from outside on `python -m uvicorn api.main:app`:
+"""The service healing itself, measured from outside on `python -m uvicorn apportion.api.main:app`:
 
 - a solver process killed while idle (SIGKILL, as the kernel's OOM killer does): seconds from
   the kill until /readyz answers 200 again (the replacement started and warm), over `KILLS`

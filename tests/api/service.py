@@ -20,8 +20,8 @@ from typing import IO, Any
 import httpx
 import orjson
 
-from refdata import SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.refdata import SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,16 +56,16 @@ def running_service(
     stderr: IO[bytes] | int = subprocess.DEVNULL,
     **settings: str,
 ) -> Iterator[Service]:
-    """The service (`python -m uvicorn api.main:app` and `args`, or with `main` as the README
-    runs it: `python -m api`), its settings in APPORTION_* variables, on a free port; ready
+    """The service (`python -m uvicorn apportion.api.main:app` and `args`, or with `main` as the README
+    runs it: `python -m apportion.api`), its settings in APPORTION_* variables, on a free port; ready
     (every worker warm) when it is yielded."""
     port = free_port()
     environment = {**os.environ, **(env or {})}
     settings = {**settings, "host": "127.0.0.1", "port": str(port)}
     environment |= {f"APPORTION_{k.upper()}": v for k, v in settings.items()}
-    command = [sys.executable, "-m", "api"]
+    command = [sys.executable, "-m", "apportion.api"]
     if not main:
-        command = [sys.executable, "-m", "uvicorn", "api.main:app"]
+        command = [sys.executable, "-m", "uvicorn", "apportion.api.main:app"]
         command += ["--host", "127.0.0.1", "--port", str(port), *args]
     process = subprocess.Popen(
         command,

@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from refdata.synthetic import gavel_snapshot
+from apportion.refdata.synthetic import gavel_snapshot
 from tests.api.service import (
     PROBE,
     Service,
