@@ -17,6 +17,7 @@ from bench import (
     notebooks,
     objectives,
     placement,
+    recovery,
     service,
     simulator,
     startup,
@@ -27,6 +28,7 @@ from bench.harness import Case, print_table, run_case
 SUITES = [
     startup,
     service,
+    recovery,
     max_min,
     water_filling,
     objectives,

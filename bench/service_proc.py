@@ -45,7 +45,8 @@ class Service:
     """`python -m uvicorn apportion.api.main:app` in its own session (process group); its output
     goes to a temporary file (read back when it fails), closed by `stop`."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: dict[str, str] | None = None) -> None:
+        """`settings`: APPORTION_* names without the prefix, over bench's own environment."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile(prefix="apportion-bench-service-")  # noqa: SIM115
@@ -54,7 +55,7 @@ class Service:
         self.process = subprocess.Popen(
             self.command,
             cwd=ROOT,
-            env=service_env(),
+            env=service_env() | {f"APPORTION_{k.upper()}": v for k, v in (settings or {}).items()},
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -161,6 +162,11 @@ def _proc_tree(pid: int) -> list[int]:
         pids.append(current)
         todo.extend(_proc_children(current, scanned))
     return pids
+
+
+def descendants(pid: int) -> list[int]:
+    """The process ids below `pid` (its children, theirs, ...)."""
+    return _proc_tree(pid)[1:]
 
 
 def tree_rss(pid: int) -> tuple[int, int]:

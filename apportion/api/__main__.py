@@ -14,7 +14,8 @@ def main() -> None:
         "apportion.api.main:app",
         host=settings.host,
         port=settings.port,
-        # SIGTERM lets every admitted solve finish: each is bounded by the time-limit cap.
+        # SIGTERM lets running solves finish, each bounded by the time-limit cap (requests
+        # still waiting for a worker are answered 503 at once: api.lifecycle).
         timeout_graceful_shutdown=int(settings.max_time_limit + settings.stop_grace_seconds) + 1,
         log_level=settings.log_level,
     )

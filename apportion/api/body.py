@@ -5,19 +5,24 @@ to a worker in memory; a body above `SPOOL_BYTES` is written to a file as it arr
 worker reads it from there, and a large answer comes back the same way. Handing a 100 MB
 string through the pool's pipe would copy it while holding the interpreter lock, stalling the
 event loop (and with it /livez) for a tenth of a second at a time.
+
+A body's spool file goes away with its request, however that ends: answered, refused, timed
+out, or abandoned by its client midway; a spool without room for it is a 503 problem.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from fastapi import Request
 
-from apportion.api.problems import ProblemError
+from apportion.api.problems import ProblemError, Refused
 
 SPOOL_BYTES = 4 * 2**20
 
@@ -42,28 +47,48 @@ class Body:
         if self.path is not None:
             self.path.unlink(missing_ok=True)
 
+    @property
+    def payload(self) -> bytes | str:
+        """What a worker is handed: the bytes, or the spool file's path."""
+        return self.data if self.data is not None else str(self.path)
 
-async def read_body(request: Request, max_bytes: int, timeout: float) -> Body:
+
+async def read_body(
+    request: Request,
+    max_bytes: int,
+    timeout: float,
+    *,
+    directory: Path | None = None,
+    hold: Callable[[int], None] | None = None,
+) -> Body:
+    """The body, spooled into `directory` (default `spool_dir()`) when large; `hold` is told
+    the bytes received so far, chunk by chunk, and may refuse them (`Refused`)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > max_bytes:
         raise ProblemError(413, f"the body declares {declared} bytes; at most {max_bytes}")
-    reader = _Reader(max_bytes)
+    reader = _Reader(max_bytes, directory or spool_dir(), hold)
     try:
         async with asyncio.timeout(timeout):
             async for chunk in request.stream():
                 reader.add(chunk)
+        return reader.body()
     except TimeoutError:
         reader.abandon()
         raise ProblemError(408, f"the body did not arrive within {timeout:g} s") from None
-    except ProblemError:
+    except OSError as exc:  # the spool's file system: full, or gone
+        reader.abandon()
+        detail = f"no room in the spool for the body ({exc.strerror}); retry later"
+        raise Refused("spool_full", detail) from None
+    except BaseException:  # refused, too large, the client gone, the server stopping
         reader.abandon()
         raise
-    return reader.body()
 
 
 class _Reader:
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, directory: Path, hold: Callable[[int], None] | None) -> None:
         self.max_bytes = max_bytes
+        self.directory = directory
+        self.hold = hold
         self.chunks: list[bytes] = []
         self.size = 0
         self.file: tempfile._TemporaryFileWrapper[bytes] | None = None
@@ -72,9 +97,11 @@ class _Reader:
         self.size += len(chunk)
         if self.size > self.max_bytes:
             raise ProblemError(413, f"the body exceeds {self.max_bytes} bytes")
+        if self.hold is not None:
+            self.hold(self.size)
         if self.file is None and self.size > SPOOL_BYTES:
             self.file = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept open across chunks
-                prefix="apportion-request-", dir=spool_dir(), delete=False
+                prefix="apportion-request-", dir=self.directory, delete=False
             )
             self.file.writelines(self.chunks)
             self.chunks = []
@@ -91,5 +118,7 @@ class _Reader:
 
     def abandon(self) -> None:
         if self.file is not None:
-            self.file.close()
+            with contextlib.suppress(OSError):
+                self.file.close()  # a write the full file system refused fails again here
             Path(self.file.name).unlink(missing_ok=True)
+            self.file = None

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
@@ -20,7 +18,8 @@ from starlette.exceptions import HTTPException
 from swagger_ui_bundle import swagger_ui_path
 
 from apportion.api import openapi
-from apportion.api.problems import ProblemError, on_http, on_problem, on_validation
+from apportion.api.lifecycle import pool_lifespan
+from apportion.api.problems import ProblemError, on_crash, on_http, on_problem, on_validation
 from apportion.api.routes import compare, health, metrics, policies, rounds, solve
 from apportion.api.settings import Settings
 
@@ -48,21 +47,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     configure_logging(settings.log_level)
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        pool = getattr(app.state, "pool", None)
-        if pool is not None:
-            app.state.pool = None  # a later request (a restarted app in tests) starts a new one
-            pool.close(timeout=settings.max_time_limit + settings.stop_grace_seconds)
-
     app = FastAPI(
         title="apportion",
         summary="Exact LP/MILP scheduling policies for GPU clusters.",
         version="0.1.0",
         docs_url=None,
         redoc_url=None,
-        lifespan=lifespan,
+        lifespan=pool_lifespan(settings),
     )
     app.state.settings = settings
     routers = (health, metrics, policies, solve, rounds, compare)
@@ -71,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
+    app.add_exception_handler(Exception, on_crash)
     _offline_docs(app)
 
     def document() -> dict[str, Any]:

@@ -123,6 +123,22 @@ async def on_validation(_: Request, exc: Exception) -> Response:
     return problem(422, summary(errors) if errors else "invalid request", errors)
 
 
+async def on_crash(_: Request, exc: Exception) -> Response:
+    """A defect in the service itself: still a problem document (the traceback goes to the
+    log, never to the client)."""
+    return problem(500, f"internal error in the service: {type(exc).__name__}")
+
+
 async def on_http(_: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return problem(exc.status_code, shorten(str(exc.detail)), headers=exc.headers)
+
+
+class Refused(Exception):
+    """A request the service does not take now (saturated, over its upload budget, no room in
+    its spool, shutting down): 503 with the service's Retry-After."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason  # for logs and metrics
+        self.detail = detail

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 CORES = os.cpu_count() or 1
@@ -57,8 +58,33 @@ class Settings(BaseSettings):
     body_timeout: float = Field(
         default=60.0, gt=0, description="Seconds to receive a whole request body (408 after)."
     )
+    spool_dir: Path | None = Field(
+        default=None,
+        description="Where large request bodies and answers wait (in a folder of this service's, "
+        "removed at shutdown); default /dev/shm when it can hold upload_budget_bytes, else the "
+        "temp folder.",
+    )
+    upload_budget_bytes: int = Field(
+        default=1024 * 2**20,
+        ge=1024,
+        description="Request-body bytes the service holds at once (being received, waiting or "
+        "being solved); a request beyond is refused before its body is read, 503 + Retry-After. "
+        "At least max_body_bytes, or the largest bodies are never taken.",
+    )
+    worker_max_rss_bytes: int = Field(
+        default=256 * 2**20,
+        ge=0,
+        description="A solver process still this large after a request, having given back the "
+        "memory it could, is replaced by a fresh one.",
+    )
     allow_verbose: bool = Field(
         default=False,
         description="Let requests set options.verbose (solver logs on the server's stderr).",
     )
     log_level: str = Field(default="info", description="Level of the service's structured logs.")
+
+    @model_validator(mode="after")
+    def _budget_holds_the_largest_body(self) -> Settings:
+        if self.upload_budget_bytes < self.max_body_bytes:
+            raise ValueError("upload_budget_bytes must be at least max_body_bytes")
+        return self

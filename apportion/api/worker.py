@@ -40,6 +40,7 @@ class Limits:
     threads: int
     allow_verbose: bool
     grace: float
+    answers: str = ""  # the folder for large answers (this worker's, in the service's spool)
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,24 @@ def _solve(body: bytes | str, limits: Limits) -> Answer:
     rendered = result.__pydantic_serializer__.to_json(result)
     if len(rendered) <= SPOOL_BYTES:
         return Answer(200, rendered, JSON, meta)
-    with tempfile.NamedTemporaryFile(
-        prefix="apportion-answer-", dir=spool_dir(), delete=False
-    ) as out:
-        out.write(rendered)
-    return Answer(200, b"", JSON, meta, out.name)
+    return _spooled(rendered, meta, Path(limits.answers) if limits.answers else spool_dir())
+
+
+def _spooled(rendered: bytes, meta: dict[str, Any], folder: Path) -> Answer:
+    """A large answer as a file the server sends; a spool without room for it is a 503."""
+    name = ""
+    try:
+        with tempfile.NamedTemporaryFile(
+            prefix="apportion-answer-", dir=folder, delete=False
+        ) as out:
+            name = out.name
+            out.write(rendered)
+    except OSError as exc:
+        if name:
+            Path(name).unlink(missing_ok=True)
+        detail = f"no room in the spool for the answer ({exc.strerror}); retry later"
+        return Answer(503, problem_body(503, detail), PROBLEM, {**meta, "status": "no_room"})
+    return Answer(200, b"", JSON, meta, name)
 
 
 def rounds_body(body: bytes | str, limits: Limits) -> Answer:
@@ -169,8 +183,8 @@ class CompareEnvelope(BaseModel):
 
 
 def compare_body(body: bytes | str, limits: Limits) -> Answer:
-    """POST /v1/compare start to end: both sides solved here, one after the other, each under
-    the request's time limit (the alarm allows for both)."""
+    """POST /v1/compare start to end: both sides solved here, one after the other, within the
+    request's one time limit (bounded like a solve)."""
     with paused_gc():
         return _compare(body, limits)
 
@@ -187,7 +201,7 @@ def _compare(body: bytes | str, limits: Limits) -> Answer:
             raise InputError.from_validation(exc, ()) from None
         envelope = Envelope(policy=request.policy, snapshot=request.before, options=request.options)
         options = _apply_limits(envelope, limits)
-        _alarm(2 * float(options["time_limit"]) + limits.grace)
+        _alarm(float(options["time_limit"]) + limits.grace)
         answer = compare(request.before, request.after, request.patch, request.policy, options)
     except (_Malformed, InputError) as exc:
         return _refused(exc)

@@ -10,6 +10,7 @@ equal shares.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,15 +47,32 @@ def compare(
     options: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Solve both sides under one policy (the request's, else `before`'s) with the same
-    options; raises `InputError` naming the field for bad input."""
+    options, within one time limit (the second side gets what the first left); raises
+    `InputError` naming the field for bad input."""
     if (after is None) == (patch is None):
         raise InputError.single(("after",), "give exactly one of `after` and `patch`")
     if after is None:
         after = apply_patch(before, _patch(patch or {}))
     named = policy or (before.get("policy") if isinstance(before, Mapping) else None)
+    started = time.perf_counter()
     first = _side(before, "before", named, options)
-    second = _side(after, "after", first.policy, options)
+    second = _side(after, "after", first.policy, _rest_of(options, started))
     return difference(first, second)
+
+
+#: The time limit the second side gets when the first used all of it: enough for a solver to
+#: return what its start found (the status then says the limit stopped it).
+MIN_SECONDS = 0.01
+
+
+def _rest_of(options: Mapping[str, Any] | None, started: float) -> Mapping[str, Any] | None:
+    """The options with what remains of their time limit: `time_limit` bounds the comparison
+    as a whole, like one solve, not each side."""
+    limit = (options or {}).get("time_limit")
+    if options is None or isinstance(limit, bool) or not isinstance(limit, int | float):
+        return options  # no limit, or one the first side's validation has refused
+    left = max(float(limit) - (time.perf_counter() - started), MIN_SECONDS)
+    return {**options, "time_limit": left}
 
 
 def _side(

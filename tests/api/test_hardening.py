@@ -6,70 +6,28 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 from collections.abc import Iterator
-from functools import cache
-from typing import Any
 
 import httpx
 import orjson
 import pytest
 
-from apportion.refdata import SOURCE
-from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
-from tests.api.service import PROBE, Service, cpu_seconds, running_service
-
-
-@cache
-def long_placement() -> bytes:
-    """A contention placement on 64 × 8 nodes with 100 candidates: it keeps a solver busy for
-    as long as its time limit allows (measured: nothing proves it within a minute)."""
-    trace = read_trace(SOURCE / "deepshare_trace0.json")
-    snapshot = trace_snapshot(trace, nodes=64, running=70, candidates=100, seed=0)
-    snapshot["contention"] = read_contention_csv(
-        SOURCE / "deepshare_shared_thp_ratio.csv"
-    ).model_dump()
-    body = {"policy": "contention_placement", "snapshot": snapshot, "options": {"time_limit": 30}}
-    return orjson.dumps(body)
+from tests.api.service import (
+    PROBE,
+    Service,
+    busy_worker,
+    cpu_seconds,
+    long_placement,
+    post_in_background,
+    running_service,
+)
 
 
 @pytest.fixture(scope="module")
 def one_worker() -> Iterator[Service]:
     with running_service(workers="1", queue_size="0", stop_grace_seconds="2") as service:
         yield service
-
-
-def _post_in_background(service: Service, body: bytes, timeout: float) -> dict[str, Any]:
-    """Start a request in a thread; the dict gets its response (or error) when it ends."""
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["response"] = httpx.post(
-                f"{service.base}/v1/solve",
-                content=body,
-                headers={"content-type": "application/json"},
-                timeout=timeout,
-            )
-        except httpx.HTTPError as exc:
-            out["error"] = exc
-
-    out["thread"] = threading.Thread(target=run, daemon=True)
-    out["thread"].start()
-    return out
-
-
-def _busy_worker(service: Service, seconds: float = 20) -> int:
-    """The solver process that is burning CPU."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        before = {pid: cpu_seconds([pid]) for pid in service.workers()}
-        time.sleep(0.5)
-        busy = [pid for pid, cpu in before.items() if cpu_seconds([pid]) - cpu > 0.2]
-        if busy:
-            return busy[0]
-    raise AssertionError("no solver process got busy")
 
 
 def _answers_probe(service: Service) -> bool:
@@ -80,8 +38,8 @@ def _answers_probe(service: Service) -> bool:
 def test_overload_is_a_503_with_retry_after_and_health_does_not_wait(
     one_worker: Service,
 ) -> None:
-    running = _post_in_background(one_worker, long_placement(), timeout=60)
-    _busy_worker(one_worker)
+    running = post_in_background(one_worker, long_placement(), timeout=60)
+    busy_worker(one_worker)
     refused = httpx.post(f"{one_worker.base}/v1/solve", json=PROBE, timeout=10)
     assert refused.status_code == 503
     assert int(refused.headers["retry-after"]) >= 1
@@ -102,8 +60,8 @@ def test_overload_is_a_503_with_retry_after_and_health_does_not_wait(
 
 
 def test_a_client_that_leaves_stops_its_solve_within_a_second(one_worker: Service) -> None:
-    leaving = _post_in_background(one_worker, long_placement(), timeout=3)
-    worker = _busy_worker(one_worker)
+    leaving = post_in_background(one_worker, long_placement(), timeout=3)
+    worker = busy_worker(one_worker)
     leaving["thread"].join(timeout=10)
     assert "error" in leaving  # the client gave up after 3 s
     left = time.monotonic()
@@ -116,8 +74,8 @@ def test_a_client_that_leaves_stops_its_solve_within_a_second(one_worker: Servic
 
 
 def test_a_solver_process_that_dies_costs_one_request(one_worker: Service) -> None:
-    doomed = _post_in_background(one_worker, long_placement(), timeout=60)
-    worker = _busy_worker(one_worker)
+    doomed = post_in_background(one_worker, long_placement(), timeout=60)
+    worker = busy_worker(one_worker)
     os.kill(worker, signal.SIGKILL)  # what a native abort inside a solver does to its process
     doomed["thread"].join(timeout=30)
     response = doomed["response"]
@@ -145,8 +103,8 @@ def test_sigterm_lets_running_solves_finish_then_exits() -> None:
     body = orjson.loads(long_placement())
     body["options"]["time_limit"] = 2
     with running_service(workers="1", stop_grace_seconds="2") as service:
-        running = _post_in_background(service, orjson.dumps(body), timeout=60)
-        _busy_worker(service)
+        running = post_in_background(service, orjson.dumps(body), timeout=60)
+        busy_worker(service)
         service.process.send_signal(signal.SIGTERM)
         running["thread"].join(timeout=30)
         assert running["response"].status_code in (200, 504)

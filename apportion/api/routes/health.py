@@ -1,5 +1,5 @@
-"""Liveness (the process answers) and readiness (workers up, queue not full). Both run on the
-event loop, never behind solves."""
+"""Liveness (the process answers) and readiness (every worker warm and alive, queue not full,
+not shutting down). Both run on the event loop, never behind solves."""
 
 from __future__ import annotations
 
@@ -17,19 +17,32 @@ async def livez() -> dict[str, str]:
 
 @router.get(
     "/readyz",
-    responses={503: {"description": "saturated: every worker busy and the queue full"}},
+    responses={
+        503: {
+            "description": "not ready: a solver process is starting or being replaced "
+            "(`recovering`), every worker busy and the queue full (`saturated`), or the "
+            "service is shutting down (`shutting_down`)"
+        }
+    },
 )
 async def readyz(request: Request, response: Response) -> dict[str, object]:
-    load = pool_of(request).load
+    pool = pool_of(request)
+    load = pool.load
     answer: dict[str, object] = {
         "status": "ok",
         "workers": load.workers,
+        "workers_ready": pool.workers.ready,
         "in_flight": load.admitted,
         "queued": load.queued,
         "capacity": load.capacity,
     }
-    if load.saturated:
+    if pool.workers.draining:
+        answer["status"] = "shutting_down"
+    elif not pool.ready:
+        answer["status"] = "recovering"
+    elif load.saturated:
+        answer["status"] = "saturated"
+    if answer["status"] != "ok":
         response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
         response.headers["Retry-After"] = str(settings_of(request).retry_after_seconds)
-        answer["status"] = "saturated"
     return answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable
@@ -11,12 +12,12 @@ import structlog
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
+from starlette.requests import ClientDisconnect
 
 from apportion.api.body import read_body
 from apportion.api.deps import pool_of, settings_of
 from apportion.api.metrics import observe
-from apportion.api.pool import Saturated
-from apportion.api.problems import problem
+from apportion.api.problems import Refused, problem
 from apportion.api.worker import Answer, Limits, solve_body
 
 router = APIRouter(prefix="/v1", tags=["solve"])
@@ -33,38 +34,58 @@ async def solve_snapshot(request: Request) -> Response:
 async def pooled(
     request: Request, task: Callable[[bytes | str, Limits], Answer], event: str
 ) -> Response:
-    """Read the body, run `task` on it in the worker pool, log and answer (shared by every
-    route whose work runs in a worker: /v1/solve, /v1/rounds)."""
+    """Admit the request, read its body, run `task` on it in the worker pool, log and answer
+    (shared by every route whose work runs in a worker: /v1/solve, /v1/rounds, /v1/compare)."""
     started = time.perf_counter()
     request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-    settings = settings_of(request)
-    body = await read_body(request, settings.max_body_bytes, settings.body_timeout)
-    read = time.perf_counter()
-    payload = body.data if body.data is not None else str(body.path)
+    settings, pool = settings_of(request), pool_of(request)
+    retry = {"Retry-After": str(settings.retry_after_seconds)}
+    size = 0
     try:
-        answer = await pool_of(request).run(payload, request.is_disconnected, task)
-    except Saturated:
-        log.warning("saturated", request_id=request_id, body_bytes=body.size)
-        return problem(
-            503,
-            "every solver is busy and the queue is full; retry later",
-            headers={"Retry-After": str(settings.retry_after_seconds)},
-        )
-    finally:
-        body.discard()
+        with pool.admitted(_declared(request, settings.max_body_bytes)) as ticket:
+            body = await read_body(
+                request,
+                settings.max_body_bytes,
+                settings.body_timeout,
+                directory=pool.spool.dir,
+                hold=ticket.hold,
+            )
+            size, read = body.size, time.perf_counter()
+            try:
+                answer = await pool.run(body.payload, request.is_disconnected, task)
+            finally:
+                body.discard()
+    except Refused as refused:
+        log.warning(refused.reason, request_id=request_id, body_bytes=size)
+        return problem(503, refused.detail, headers=retry)
+    except ClientDisconnect:
+        log.info("abandoned", request_id=request_id, detail="the client left during its upload")
+        return Response(status_code=499)
+    except asyncio.CancelledError:
+        # The server stopped waiting (its shutdown bound passed; the solve, if any, is ended):
+        # answer rather than let the server send a bare 500.
+        _uncancel()
+        log.warning("stopped", request_id=request_id, body_bytes=size)
+        detail = "the service stopped before this request was answered; retry elsewhere"
+        return problem(503, detail, headers=retry)
     observe(answer.meta)
     sent = len(answer.body) if answer.path is None else Path(answer.path).stat().st_size
     log.info(
         event,
         request_id=request_id,
         http_status=answer.status_code,
-        body_bytes=body.size,
+        body_bytes=size,
         response_bytes=sent,
         read_seconds=round(read - started, 4),
         total_seconds=round(time.perf_counter() - started, 4),
         **answer.meta,
     )
-    headers = {"X-Request-ID": request_id}
+    headers = {"X-Request-ID": request_id, **(retry if answer.status_code == 503 else {})}
+    return _respond(answer, headers)
+
+
+def _respond(answer: Answer, headers: dict[str, str]) -> Response:
+    """The answer's bytes, or its spool file (removed once sent)."""
     if answer.path is not None:
         spooled = Path(answer.path)
         return FileResponse(
@@ -75,3 +96,18 @@ async def pooled(
             background=BackgroundTask(spooled.unlink, missing_ok=True),
         )
     return Response(answer.body, answer.status_code, headers, answer.media_type)
+
+
+def _uncancel() -> None:
+    current = asyncio.current_task()
+    if current is not None:
+        current.uncancel()
+
+
+def _declared(request: Request, max_bytes: int) -> int | None:
+    """The body's declared length, when it is one the service would read (`read_body` answers
+    413 to a larger one before reading anything)."""
+    declared = request.headers.get("content-length")
+    if declared is None or not declared.isdigit() or int(declared) > max_bytes:
+        return None
+    return int(declared)
