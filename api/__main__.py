@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
+from api.connections import with_header_timeout
 from api.settings import Settings
 
 
@@ -13,6 +14,7 @@ def main() -> None:
         "api.main:app",
         host=settings.host,
         port=settings.port,
+        http=with_header_timeout(settings.header_timeout),
         # SIGTERM lets every admitted solve finish: each is bounded by the time-limit cap.
         timeout_graceful_shutdown=int(settings.max_time_limit + settings.stop_grace_seconds) + 1,
         log_level=settings.log_level,

@@ -7,6 +7,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.resources import files
 from typing import Any
 
 import structlog
@@ -17,7 +18,6 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
-from swagger_ui_bundle import swagger_ui_path
 
 from api import openapi
 from api.problems import ProblemError, on_http, on_problem, on_validation
@@ -85,9 +85,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+#: Swagger UI 5 (it reads OpenAPI 3.1, the version of the app's document), as installed.
+SWAGGER_UI = files("fastapi_swagger") / "resources"
+
+
 def _offline_docs(app: FastAPI) -> None:
-    """Swagger UI from the installed bundle, so /docs works without internet access."""
-    app.mount("/static/swagger-ui", StaticFiles(directory=swagger_ui_path), name="swagger-ui")
+    """Swagger UI from the installed package: /docs needs no internet access and makes no
+    request beyond this service (no CDN, and no validator: Swagger UI would otherwise send
+    the document to an outside validator whenever it is served from a name other than
+    localhost)."""
+    app.mount("/static/swagger-ui", StaticFiles(directory=str(SWAGGER_UI)), name="swagger-ui")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
@@ -97,6 +104,7 @@ def _offline_docs(app: FastAPI) -> None:
             swagger_js_url="/static/swagger-ui/swagger-ui-bundle.js",
             swagger_css_url="/static/swagger-ui/swagger-ui.css",
             swagger_favicon_url="/static/swagger-ui/favicon-32x32.png",
+            swagger_ui_parameters={"validatorUrl": None},
         )
 
 

@@ -198,6 +198,7 @@ PROBLEMS = {
     400: "the body is not valid JSON",
     408: "the body did not arrive in time",
     413: "the body is larger than the service accepts",
+    415: "the body is not sent as `application/json`",
     422: "invalid snapshot or options (every bad field in `errors`)",
     500: "the solver process failed (the service goes on)",
     503: "every worker busy and the queue full: retry after `Retry-After` seconds",

@@ -57,6 +57,12 @@ class Settings(BaseSettings):
     body_timeout: float = Field(
         default=60.0, gt=0, description="Seconds to receive a whole request body (408 after)."
     )
+    header_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds a connection has to send a request's headers (`python -m api`; "
+        "408 and closed after).",
+    )
     allow_verbose: bool = Field(
         default=False,
         description="Let requests set options.verbose (solver logs on the server's stderr).",

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from api.media import JsonBody
 from api.routes.solve import pooled
 from api.worker import compare_body
 
-router = APIRouter(prefix="/v1", tags=["compare"])
+router = APIRouter(prefix="/v1", tags=["compare"], dependencies=[JsonBody])
 
 
 @router.post("/compare", summary="What-if: the per-job differences between two snapshots")

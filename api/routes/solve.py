@@ -14,12 +14,13 @@ from starlette.background import BackgroundTask
 
 from api.body import read_body
 from api.deps import pool_of, settings_of
+from api.media import JsonBody
 from api.metrics import observe
 from api.pool import Saturated
 from api.problems import problem
 from api.worker import Answer, Limits, solve_body
 
-router = APIRouter(prefix="/v1", tags=["solve"])
+router = APIRouter(prefix="/v1", tags=["solve"], dependencies=[JsonBody])
 log = structlog.get_logger("apportion.request")
 
 
