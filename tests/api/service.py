@@ -36,20 +36,18 @@ class Service:
 
 
 @contextmanager
-def running_service(**settings: str) -> Iterator[Service]:
+def running_service(*, entry: str = "uvicorn", **settings: str) -> Iterator[Service]:
+    """The service in a subprocess: `uvicorn api.main:app`, or with `entry="api"` as
+    `python -m api` (which also applies the connection settings, e.g. header_timeout)."""
     port = free_port()
+    settings = {**settings, "host": "127.0.0.1", "port": str(port)} if entry == "api" else settings
     env = {**os.environ, **{f"APPORTION_{k.upper()}": v for k, v in settings.items()}}
+    command = {
+        "uvicorn": ["uvicorn", "api.main:app", "--host", "127.0.0.1", "--port", str(port)],
+        "api": ["api"],
+    }[entry]
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "api.main:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
+        [sys.executable, "-m", *command],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
