@@ -200,3 +200,18 @@ def test_a_reader_that_leaves_ends_the_command_quietly(
     errors = process.stderr.read().decode()
     assert process.wait(timeout=120) in codes
     assert first and errors == ""
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "backend", "solver", "needle"),
+    [
+        # Once (over HTTP): a worker ended by a segmentation fault inside OSQP.
+        (SNAPSHOT, "cvxpy", "OSQP", "not offered"),
+        (PLACEMENT, "cvxpy", "SCS", "cannot solve MILP"),
+        (PLACEMENT, "highs", "ipm", "cannot solve MILP"),
+    ],
+)
+def test_a_solver_the_backend_does_not_offer_is_bad_input(
+    snapshot: str, backend: str, solver: str, needle: str
+) -> None:
+    one_line(run(snapshot, "--backend", backend, "--solver", solver), 2, "options.solver", needle)
