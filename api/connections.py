@@ -4,7 +4,7 @@ uvicorn closes idle keep-alive connections, but a connection that has started a 
 sends its headers a byte at a time is held open for as long as the client likes, one of many
 such connections costing the server nothing to keep. Here every request's headers must be
 complete within `header_timeout` seconds of the connection opening, or of the previous answer
-on it; otherwise the connection gets a 408 problem and is closed. The body has its own limit
+on it; otherwise the connection is closed, with a 408 problem if a request had begun. The body has its own limit
 (`body_timeout`, checked where the body is read).
 """
 
@@ -23,6 +23,11 @@ def with_header_timeout(seconds: float) -> type[asyncio.Protocol]:
 
     class HeaderDeadline(HttpToolsProtocol):
         deadline: asyncio.TimerHandle | None = None
+        begun = False  # bytes of a request arrived since the deadline was armed
+
+        def data_received(self, data: bytes) -> None:
+            self.begun = True
+            super().data_received(data)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -38,6 +43,7 @@ def with_header_timeout(seconds: float) -> type[asyncio.Protocol]:
 
         def _arm(self) -> None:
             self._disarm()
+            self.begun = False
             if not self.transport.is_closing():
                 self.deadline = self.loop.call_later(seconds, self._expire, self.cycle)
 
@@ -52,7 +58,10 @@ def with_header_timeout(seconds: float) -> type[asyncio.Protocol]:
             waiting = self.cycle is cycle and (cycle is None or cycle.response_complete)
             if not waiting or self.transport.is_closing():
                 return
-            self.transport.write(late_headers(seconds))
+            if self.begun:
+                self.transport.write(late_headers(seconds))
+            # An idle connection is closed without a word: a client keeping it for its next
+            # request would take an answer found there for that request's.
             self.transport.close()
 
     return HeaderDeadline

@@ -103,13 +103,24 @@ def test_headers_that_never_end_get_a_408_and_the_connection_closed(service: Ser
     assert b"headers did not arrive within 2 s" in body
 
 
-def test_a_connection_that_sends_nothing_is_closed(service: Service) -> None:
+def test_a_connection_that_sends_nothing_is_closed_without_a_word(service: Service) -> None:
+    # No answer: a client that kept the connection for a later request would read it as that
+    # request's.
     address = ("127.0.0.1", urlsplit(service.base).port)
     with socket.create_connection(address, timeout=60) as conn:
+        assert conn.recv(65536) == b""  # returns b"" once the server has closed
+
+
+def test_a_kept_connection_idle_after_an_answer_is_closed_without_a_word(
+    service: Service,
+) -> None:
+    address = ("127.0.0.1", urlsplit(service.base).port)
+    with socket.create_connection(address, timeout=60) as conn:
+        conn.sendall(b"GET /livez HTTP/1.1\r\nhost: x\r\n\r\n")
         answer = b""
-        while chunk := conn.recv(65536):  # returns b"" once the server has closed
+        while chunk := conn.recv(65536):
             answer += chunk
-    assert answer.startswith(b"HTTP/1.1 408")
+    assert answer.startswith(b"HTTP/1.1 200") and answer.count(b"HTTP/1.1") == 1
 
 
 def test_a_solve_longer_than_the_header_deadline_is_answered(service: Service) -> None:
