@@ -4,8 +4,8 @@ uvicorn closes idle keep-alive connections, but a connection that has started a 
 sends its headers a byte at a time is held open for as long as the client likes, one of many
 such connections costing the server nothing to keep. Here every request's headers must be
 complete within `header_timeout` seconds of the connection opening, or of the previous answer
-on it; otherwise the connection is closed, with a 408 problem if a request had begun. The body has its own limit
-(`body_timeout`, checked where the body is read).
+on it; otherwise the connection is closed, with a 408 problem if a request had begun. The
+body has its own limit (`body_timeout`, checked where the body is read).
 """
 
 from __future__ import annotations
