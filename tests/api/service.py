@@ -36,20 +36,21 @@ class Service:
 
 
 @contextmanager
-def running_service(*, entry: str = "uvicorn", **settings: str) -> Iterator[Service]:
-    """The service in a subprocess: `uvicorn api.main:app`, or with `entry="api"` as
-    `python -m api` (which also applies the connection settings, e.g. header_timeout)."""
+def running_service(*, main: bool = False, **settings: str) -> Iterator[Service]:
+    """The service (`python -m uvicorn api.main:app`, or with `main` as the README runs it:
+    `python -m api`), its settings in APPORTION_* variables, on a free port."""
     port = free_port()
-    settings = {**settings, "host": "127.0.0.1", "port": str(port)} if entry == "api" else settings
-    env = {**os.environ, **{f"APPORTION_{k.upper()}": v for k, v in settings.items()}}
-    command = {
-        "uvicorn": ["uvicorn", "api.main:app", "--host", "127.0.0.1", "--port", str(port)],
-        "api": ["api"],
-    }[entry]
+    settings = {**settings, "host": "127.0.0.1", "port": str(port)}
+    environment = {**os.environ}
+    environment |= {f"APPORTION_{k.upper()}": v for k, v in settings.items()}
+    command = [sys.executable, "-m", "api"]
+    if not main:
+        command = [sys.executable, "-m", "uvicorn", "api.main:app"]
+        command += ["--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(
-        [sys.executable, "-m", *command],
+        command,
         cwd=ROOT,
-        env=env,
+        env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

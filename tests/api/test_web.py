@@ -26,7 +26,7 @@ HEADER_TIMEOUT = 2.0
 @pytest.fixture(scope="module")
 def service() -> Iterator[Service]:
     with running_service(
-        entry="api", workers="1", queue_size="4", header_timeout=str(HEADER_TIMEOUT)
+        main=True, workers="1", queue_size="4", header_timeout=str(HEADER_TIMEOUT)
     ) as running:
         yield running
 
