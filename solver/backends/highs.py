@@ -176,6 +176,9 @@ class HighsBackend(Backend):
         return self.features - {Feature.MILP}
 
     def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:
+        solver = self.resolve_solver(settings.solver)
+        if model.is_mip and Feature.MILP not in self.features_for(solver):
+            raise ValueError(f"HiGHS's {solver} is an LP algorithm: a MILP takes solver choose")
         h = highspy.Highs()
         configure(h, model, settings)
         h.passModel(to_highs_lp(model))
