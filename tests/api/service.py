@@ -37,15 +37,15 @@ class Service:
 
 @contextmanager
 def running_service(*, main: bool = False, **settings: str) -> Iterator[Service]:
-    """The service (`python -m uvicorn api.main:app`, or with `main` as the README runs it:
-    `python -m api`), its settings in APPORTION_* variables, on a free port."""
+    """The service (`python -m uvicorn apportion.api.main:app`, or with `main` as the README runs it:
+    `python -m apportion.api`), its settings in APPORTION_* variables, on a free port."""
     port = free_port()
     settings = {**settings, "host": "127.0.0.1", "port": str(port)}
     environment = {**os.environ}
     environment |= {f"APPORTION_{k.upper()}": v for k, v in settings.items()}
-    command = [sys.executable, "-m", "api"]
+    command = [sys.executable, "-m", "apportion.api"]
     if not main:
-        command = [sys.executable, "-m", "uvicorn", "api.main:app"]
+        command = [sys.executable, "-m", "uvicorn", "apportion.api.main:app"]
         command += ["--host", "127.0.0.1", "--port", str(port)]
     process = subprocess.Popen(
         command,

@@ -1,4 +1,4 @@
-"""What the service takes from the web, on the real server (`python -m api` in a subprocess):
+"""What the service takes from the web, on the real server (`python -m apportion.api` in a subprocess):
 JSON bodies only (no cross-site "simple request" starts a solve), a deadline for request
 headers, solvers checked against what the backend offers, and an OpenAPI document that says
 what the server refuses (the inputs a fuzzer found rejected while the schema allowed them)."""
@@ -16,7 +16,7 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 
-from refdata import FIXTURES
+from apportion.refdata import FIXTURES
 from tests.api.service import PROBE, Service, running_service
 from tests.client.busy import BUSY_SECONDS, long_placement
 

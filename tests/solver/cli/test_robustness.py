@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from refdata.synthetic import random_snapshot
+from apportion.refdata.synthetic import random_snapshot
 from tests.conftest import FIXTURES
 
 SNAPSHOT = str(FIXTURES / "gavel_physical_96.json")
@@ -20,7 +20,7 @@ PLACEMENT = str(FIXTURES / "deepshare_cluster.json")
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "solver", *args],
+        [sys.executable, "-m", "apportion", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -140,10 +140,10 @@ def test_an_option_value_nested_too_deeply() -> None:
 def test_an_unexpected_error_is_one_line_and_exit_one(tmp_path: Path) -> None:
     # A defect anywhere below the command line: a framework could print a rich traceback.
     (tmp_path / "sitecustomize.py").write_text(
-        "import solver.pipeline\n"
+        "import apportion.solver.pipeline\n"
         "def boom(*args, **kwargs):\n"
         "    raise RuntimeError('boom\\nsecond line')\n"
-        "solver.pipeline.solve = boom\n"
+        "apportion.solver.pipeline.solve = boom\n"
     )
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
     line = one_line(run(SNAPSHOT, env={"PYTHONPATH": path}), 1, "RuntimeError", "boom")
@@ -190,7 +190,7 @@ def test_a_reader_that_leaves_ends_the_command_quietly(
     snapshot = tmp_path / "large.json"
     snapshot.write_text(json.dumps(random_snapshot(2000, 4, seed=1)))
     process = subprocess.Popen(
-        [sys.executable, "-m", "solver", str(snapshot), *output],
+        [sys.executable, "-m", "apportion", str(snapshot), *output],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
