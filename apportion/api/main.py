@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from importlib.resources import files
 from typing import Any
 
 import structlog
@@ -15,7 +16,6 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
-from swagger_ui_bundle import swagger_ui_path
 
 from apportion.api import openapi
 from apportion.api.lifecycle import pool_lifespan
@@ -77,9 +77,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+#: Swagger UI 5 (it reads OpenAPI 3.1, the version of the app's document), as installed.
+SWAGGER_UI = files("fastapi_swagger") / "resources"
+
+
 def _offline_docs(app: FastAPI) -> None:
-    """Swagger UI from the installed bundle, so /docs works without internet access."""
-    app.mount("/static/swagger-ui", StaticFiles(directory=swagger_ui_path), name="swagger-ui")
+    """Swagger UI from the installed package: /docs needs no internet access and makes no
+    request beyond this service (no CDN, and no validator: Swagger UI would otherwise send
+    the document to an outside validator whenever it is served from a name other than
+    localhost)."""
+    app.mount("/static/swagger-ui", StaticFiles(directory=str(SWAGGER_UI)), name="swagger-ui")
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
@@ -89,6 +96,7 @@ def _offline_docs(app: FastAPI) -> None:
             swagger_js_url="/static/swagger-ui/swagger-ui-bundle.js",
             swagger_css_url="/static/swagger-ui/swagger-ui.css",
             swagger_favicon_url="/static/swagger-ui/favicon-32x32.png",
+            swagger_ui_parameters={"validatorUrl": None},
         )
 
 

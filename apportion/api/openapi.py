@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.config import JsonDict, JsonValue
 from pydantic.json_schema import models_json_schema
 
 from apportion.api.problems import Problem
@@ -21,6 +22,37 @@ from apportion.solver.result import Comparison, SolveResult
 from apportion.solver.snapshot import Snapshot
 
 REF = "#/components/schemas/{model}"
+NOT_NULL: JsonDict = {"not": {"type": "null"}}
+NULL: JsonDict = {"type": "null"}
+# What the server checks across fields, said in the schema (JSON Schema 2020-12), so that a
+# generated client or a fuzzer builds no request the server refuses for want of it.
+# /v1/compare: `after` or `patch`, exactly one not null (the other absent or null).
+EXACTLY_ONE_SIDE: list[JsonValue] = [
+    {"required": [given], "properties": {given: NOT_NULL, other: NULL}}
+    for given, other in (("after", "patch"), ("patch", "after"))
+]
+# /v1/rounds: an `allocation` to enact (each pair with its fractions, no options), or a
+# `policy` to compute it (pairs without fractions: they come from the policy's answer).
+PAIRS_WITH: JsonDict = {
+    "type": "array",
+    "items": {"required": ["allocation"], "properties": {"allocation": NOT_NULL}},
+}
+PAIRS_WITHOUT: JsonDict = {"type": "array", "items": {"properties": {"allocation": NULL}}}
+ALLOCATION_OR_POLICY: list[JsonValue] = [
+    {
+        "required": ["allocation"],
+        "properties": {
+            "allocation": NOT_NULL,
+            "policy": NULL,
+            "options": NULL,
+            "pairs": PAIRS_WITH,
+        },
+    },
+    {
+        "required": ["policy"],
+        "properties": {"policy": NOT_NULL, "allocation": NULL, "pairs": PAIRS_WITHOUT},
+    },
+]
 
 
 def _camel(name: str) -> str:
@@ -73,6 +105,7 @@ def _default_variant() -> type[BaseModel]:
         "SnapshotPolicyRequest",
         __config__=ConfigDict(extra="forbid"),
         __doc__="The policy named by the snapshot, else max_min_fairness.",
+        policy=(None, Field(None, description="Absent or null: the snapshot's policy.")),
         snapshot=(Snapshot, ...),
         options=_optional(_options_model("default", max_min.options)),
     )
@@ -85,6 +118,7 @@ def rounds_request() -> type[BaseModel]:
     model: type[BaseModel] = create_model(
         "RoundsRequest",
         __base__=RoundsInput,
+        __config__=ConfigDict(json_schema_extra={"oneOf": ALLOCATION_OR_POLICY}),
         __doc__="The next round for an `allocation`, or for the allocation `policy` computes "
         "(its options as POST /v1/solve documents them per policy).",
         policy=(names | None, Field(None, description="Compute the allocation with this policy.")),
@@ -100,7 +134,7 @@ def compare_request() -> type[BaseModel]:
     names: Any = Literal[tuple(n for e in ENTRIES for n in (e.name, *e.aliases))]
     model: type[BaseModel] = create_model(
         "CompareRequest",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="forbid", json_schema_extra={"oneOf": EXACTLY_ONE_SIDE}),
         __doc__="Two snapshots, or one and a patch of it, solved under one policy with the "
         "same options (as POST /v1/solve documents them per policy).",
         policy=(names | None, Field(None, description="Default: the `before` snapshot's.")),
@@ -164,6 +198,7 @@ PROBLEMS = {
     400: "the body is not valid JSON",
     408: "the body did not arrive in time",
     413: "the body is larger than the service accepts",
+    415: "the body is not sent as `application/json`",
     422: "invalid snapshot or options (every bad field in `errors`)",
     500: "the solver process failed (the service goes on)",
     503: "every worker busy and the queue full: retry after `Retry-After` seconds",

@@ -77,6 +77,12 @@ class Settings(BaseSettings):
         description="A solver process still this large after a request, having given back the "
         "memory it could, is replaced by a fresh one.",
     )
+    header_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds a connection has to send a request's headers "
+        "(`python -m apportion.api`; 408 and closed after).",
+    )
     allow_verbose: bool = Field(
         default=False,
         description="Let requests set options.verbose (solver logs on the server's stderr).",

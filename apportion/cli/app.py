@@ -11,6 +11,7 @@ import argparse
 import csv
 import gc
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from apportion.cli.inputs import (
     write_text,
 )
 from apportion.cli.parser import is_terminal, parse
+
+SIGPIPE_EXIT = 141
 
 
 def solve_command(args: argparse.Namespace) -> int:
@@ -50,11 +53,9 @@ def solve_command(args: argparse.Namespace) -> int:
     if chosen == "json" and args.output is None:
         print(result.model_dump_json(indent=2))
     elif chosen == "table":
-        from rich.console import Console
+        from apportion.cli.render import Screen, render
 
-        from apportion.cli.render import render
-
-        render(result, Console())
+        render(result, Screen())
     code: int = result.status.exit_code
     return code
 
@@ -85,11 +86,9 @@ def policies_command(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(listing, indent=2))
         return 0
-    from rich.console import Console
+    from apportion.cli.render import Screen, render_policies
 
-    from apportion.cli.render import render_policies
-
-    render_policies(policies, Console())
+    render_policies(policies, Screen())
     return 0
 
 
@@ -115,11 +114,9 @@ def compare_command(args: argparse.Namespace) -> int:
     if (args.output_format or ("table" if is_terminal() else "json")) == "json":
         print(answer.model_dump_json(indent=2))
     else:
-        from rich.console import Console
+        from apportion.cli.render import Screen, render_comparison
 
-        from apportion.cli.render import render_comparison
-
-        render_comparison(answer, Console())
+        render_comparison(answer, Screen())
     code: int = max(answer.status_before.exit_code, answer.status_after.exit_code)
     return code
 
@@ -223,16 +220,32 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except SystemExit as done:  # --help
         return done.code if isinstance(done.code, int) else 0
+    except BrokenPipeError:
+        return reader_left()
     except Exception as exc:
         detail = one_line(str(exc)) or "no detail"
         sys.stderr.write(f"error: unexpected {type(exc).__name__}: {detail}\n")
         return 1
 
 
+def reader_left() -> int:
+    """The reader of our output went away (`solve ... | head`): stop quietly, as standard tools
+    do, with the exit code of a process ended by SIGPIPE (128 + 13). Output still buffered is
+    dropped, so the interpreter's own last flush does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return SIGPIPE_EXIT
+
+
 def run() -> None:
     """The console script: `solve ...`."""
     sys.stdout.flush()
     code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = reader_left()
     # The interpreter's shutdown runs full collections over every object the imports created
     # (scipy, pydantic, the solver library), a sizeable part of a short command's time. A
     # finished command holds nothing that needs collecting, so those objects are set aside;

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 class UsageError(Exception):
@@ -19,13 +19,67 @@ class CommandFailed(Exception):
     code 1 with this one line."""
 
 
-def read_json(path: Path) -> Any:
+#: The largest file the command line reads (a 1,000,000-job snapshot is about 170 MB);
+#: APPORTION_MAX_INPUT_BYTES sets another.
+MAX_INPUT_BYTES = 2**30
+CHUNK = 2**20
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in `path` ('-': stdin), read within the size limit. Anything else (a
+    file too large, an endless device, bytes that are no JSON object) is a `UsageError`."""
+    limit = max_input_bytes()
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        data = _read_bounded(path, limit)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise UsageError(f"cannot read {path}: {reason}") from None
-    return decode_json(text, str(path))
+    value = decode_json(text, str(path))
+    if not isinstance(value, dict):
+        raise UsageError(f"{path} is not a JSON object: it holds {_kind(value)}")
+    return value
+
+
+def max_input_bytes() -> int:
+    raw = os.environ.get("APPORTION_MAX_INPUT_BYTES", "")
+    if not raw:
+        return MAX_INPUT_BYTES
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"APPORTION_MAX_INPUT_BYTES={raw!r}: expected a positive integer")
+    return int(raw)
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes; stops at the first chunk when the input cannot be a JSON object
+    (so `/dev/zero` or a binary file is refused at once, not after `limit` bytes)."""
+    chunks: list[bytes] = []
+    size = 0
+    with _opened(path) as stream:
+        while chunk := stream.read(CHUNK):
+            if not chunks and not _may_open_an_object(chunk):
+                raise UsageError(f"{path} is not a JSON object: it does not start with '{{'")
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise UsageError(f"{path} is larger than {limit} bytes, the input limit")
+    return b"".join(chunks)
+
+
+def _opened(path: Path) -> IO[bytes]:
+    if str(path) == "-":
+        return open(sys.stdin.fileno(), "rb", closefd=False)
+    return path.open("rb")
+
+
+def _may_open_an_object(head: bytes) -> bool:
+    start = head.lstrip(b" \t\r\n")
+    return not start or start[:1] == b"{"
+
+
+def _kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
 
 
 def decode_json(text: str, what: str) -> Any:

@@ -16,6 +16,15 @@ METRIC_COLUMNS = 3
 WHY_WIDTH = 72
 
 
+class Screen(Console):
+    """Rich's console on stdout, leaving a closed pipe (`solve ... | head`) to the command
+    line's one answer for it instead of rich's own exit."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def render(result: SolveResult, console: Console) -> None:
     objective = "—" if result.objective is None else f"{result.objective:.6g}"
     # Why the solver stopped, where it says more than the status does.

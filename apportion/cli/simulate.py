@@ -180,11 +180,10 @@ def _print(rows: list[dict[str, Any]], args: argparse.Namespace, document: str) 
     if chosen == "json":
         print(document)
         return
-    from rich.console import Console
-
+    from apportion.cli.render import Screen
     from apportion.simulator.report import summary_table
 
     labels = ["policy", "trace"] + [n for n in ("seed", "load") if len({r[n] for r in rows}) > 1]
     # A pipe gets the whole table; a terminal as many columns as fit.
-    console = Console(width=None if is_terminal() else 200)
+    console = Screen(width=None if is_terminal() else 200)
     console.print(summary_table(rows, labels, console.width))

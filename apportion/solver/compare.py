@@ -52,7 +52,7 @@ def compare(
     if (after is None) == (patch is None):
         raise InputError.single(("after",), "give exactly one of `after` and `patch`")
     if after is None:
-        after = apply_patch(before, _patch(patch or {}))
+        after = apply_patch(before, _patch(patch))
     named = policy or (before.get("policy") if isinstance(before, Mapping) else None)
     started = time.perf_counter()
     first = _side(before, "before", named, options)
@@ -92,7 +92,7 @@ def _under(side: str, error: FieldError) -> FieldError:
     return FieldError((side, *loc), error.msg, error.type)
 
 
-def _patch(raw: Mapping[str, Any]) -> Patch:
+def _patch(raw: Any) -> Patch:
     try:
         return Patch.model_validate(raw)
     except ValidationError as exc:
@@ -102,6 +102,8 @@ def _patch(raw: Mapping[str, Any]) -> Patch:
 def apply_patch(before: Mapping[str, Any], patch: Patch) -> dict[str, Any]:
     """`before` with the patch applied; an unknown type or job, or a count below 0, is an
     error naming the patch's field."""
+    if not isinstance(before, Mapping):
+        raise InputError.single(("before",), "a snapshot is a JSON object")
     after: dict[str, Any] = copy.deepcopy(dict(before))
     types = {g.get("name"): g for g in after.get("gpu_types", []) if isinstance(g, dict)}
     errors = []

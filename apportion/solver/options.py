@@ -39,8 +39,11 @@ class SolveOptions(BaseModel):
     solver: str | None = Field(
         None,
         description="The backend's own solver (needs an explicit backend; case-insensitive): "
-        "highs choose/simplex/ipm/pdlp; cvxpy CLARABEL (LP default), HIGHS (MILP default), SCS, "
-        "SCIPY, ... as installed; pulp CBC (default) or HiGHS. GET /v1/policies lists them.",
+        "highs choose (default; the only one for MILPs), simplex, ipm, pdlp; cvxpy CLARABEL "
+        "(LP default), HIGHS (MILP default), SCS (LP only), SCIPY, and GUROBI or COPT where "
+        "installed; pulp CBC (default) or HiGHS. Anything else, or a solver that cannot solve "
+        "the policy's problem class, is refused naming the alternatives. GET /v1/policies "
+        "lists those installed.",
     )
     lp_method: LpMethod = Field(
         LpMethod.AUTO, description="LP algorithm hint; auto = measured default."

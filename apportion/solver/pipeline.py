@@ -62,7 +62,10 @@ def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float
     started = time.perf_counter()
     named = policy
     if named is None:
-        named = snapshot.policy if isinstance(snapshot, Snapshot) else snapshot.get("policy")
+        if isinstance(snapshot, Snapshot):
+            named = snapshot.policy
+        elif isinstance(snapshot, Mapping):
+            named = snapshot.get("policy")
     find_policy(named if isinstance(named, str) else DEFAULT_POLICY)
     return time.perf_counter() - started
 

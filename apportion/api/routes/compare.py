@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from apportion.api.media import JsonBody
 from apportion.api.routes.solve import pooled
 from apportion.api.worker import compare_body
 
-router = APIRouter(prefix="/v1", tags=["compare"])
+router = APIRouter(prefix="/v1", tags=["compare"], dependencies=[JsonBody])
 
 
 @router.post("/compare", summary="What-if: the per-job differences between two snapshots")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from apportion.api.media import JsonBody
 from apportion.api.routes.solve import pooled
 from apportion.api.worker import rounds_body
 
-router = APIRouter(prefix="/v1", tags=["rounds"])
+router = APIRouter(prefix="/v1", tags=["rounds"], dependencies=[JsonBody])
 
 
 @router.post("/rounds", summary="The next round: which jobs run, on which nodes and GPUs")

@@ -16,11 +16,12 @@ from starlette.requests import ClientDisconnect
 
 from apportion.api.body import read_body
 from apportion.api.deps import pool_of, settings_of
+from apportion.api.media import JsonBody
 from apportion.api.metrics import observe
 from apportion.api.problems import Refused, problem
 from apportion.api.worker import Answer, Limits, solve_body
 
-router = APIRouter(prefix="/v1", tags=["solve"])
+router = APIRouter(prefix="/v1", tags=["solve"], dependencies=[JsonBody])
 log = structlog.get_logger("apportion.request")
 
 

@@ -85,7 +85,7 @@ def capable_of(feature: Feature) -> list[str]:
             continue
         solvers = backend.available_solvers()
         able = [s for s in solvers if feature in backend.features_for(s)]
-        if len(able) == len(solvers):
+        if len(able) == len(solvers) or able == solvers[:1]:  # every solver, or the default
             out.append(name)
         elif able:
             out.append(f"{name} with solver {' or '.join(able)}")

@@ -5,9 +5,11 @@ column bounds as variable bounds — so cvxpy's own compile stays cheap (it is v
 scalar constraint loops). Columns go into one cvxpy variable per run of equal integrality (in
 practice one per model block), so MILPs need no per-index attributes.
 
-Sub-solvers are whatever cvxpy has installed that solves LPs: CLARABEL (the default for LPs),
-HIGHS, SCS, SCIPY, OSQP, or a commercial solver the user owns. MILPs need a MIP-capable one
-(HIGHS by default, SCIPY, ...); the features of each follow its cvxpy interface class.
+Sub-solvers are those of `OFFERED` that cvxpy has installed: CLARABEL (the default for LPs),
+HIGHS, SCS, SCIPY, and GUROBI or COPT where the user owns them. MILPs need a MIP-capable one
+(HIGHS by default, SCIPY, GUROBI, COPT); the features of each follow its cvxpy interface class.
+OSQP comes with cvxpy but is not offered: a QP solver, it ran the fixtures' LPs to their time
+limit without an answer, and once ended its process with a segmentation fault.
 """
 
 from __future__ import annotations
@@ -50,14 +52,14 @@ TERMINATION: dict[str, Termination] = {
     cs.SOLVER_ERROR: Termination.SOLVER_ERROR,
 }
 
-# Preferred order; any other installed LP-capable solver follows.
-_PREFERRED = ("CLARABEL", "HIGHS", "SCS", "SCIPY", "OSQP")
+# The solvers offered, in order of preference: those the settings below reach (a time limit
+# above all, so that every solve is bounded).
+OFFERED = ("CLARABEL", "HIGHS", "SCS", "SCIPY", "GUROBI", "COPT")
 # Each solver's own keyword for the common settings (cvxpy passes keywords through as is).
 _TIME_LIMIT = {
     "CLARABEL": "time_limit",
     "HIGHS": "time_limit",
     "SCS": "time_limit_secs",
-    "OSQP": "time_limit",
     "GUROBI": "TimeLimit",
     "COPT": "TimeLimit",
 }
@@ -66,17 +68,14 @@ _THREADS = {"CLARABEL": "max_threads", "HIGHS": "threads", "GUROBI": "Threads"}
 # First-order solvers stop at 1e-4..1e-5 by default: far from the other backends' answers.
 _ACCURACY: dict[str, dict[str, Any]] = {
     "SCS": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000},
-    "OSQP": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 200_000, "polishing": True},
 }
 _HIGHS_LP_METHOD = {LpMethod.SIMPLEX: "simplex", LpMethod.IPM: "ipm", LpMethod.PDLP: "pdlp"}
 
 
 @cache
 def installed_lp_solvers() -> tuple[str, ...]:
-    """Installed cvxpy solvers that take LPs (conic and QP interfaces), preferred first."""
-    usable = set(defines.SOLVER_MAP_CONIC) | set(defines.SOLVER_MAP_QP)
-    installed = [s for s in defines.INSTALLED_SOLVERS if s in usable]
-    return tuple(sorted(installed, key=lambda s: (*_PREFERRED, s).index(s)))
+    """The offered solvers cvxpy has installed, preferred first."""
+    return tuple(s for s in OFFERED if s in defines.INSTALLED_SOLVERS)
 
 
 def mip_capable(solver: str) -> bool:
@@ -100,6 +99,18 @@ class CvxpyBackend(Backend):
         if mip_capable(self.resolve_solver(solver) or solver):
             able.add(Feature.MILP)
         return frozenset(able)
+
+    def resolve_solver(self, name: str | None) -> str | None:
+        try:
+            return super().resolve_solver(name)
+        except ValueError:
+            if name is not None and name.strip().upper() in defines.INSTALLED_SOLVERS:
+                raise ValueError(
+                    f"cvxpy's solver {name.strip().upper()} is installed but not offered (it "
+                    f"is not one of the solvers tested here); available: "
+                    + ", ".join(self.available_solvers())
+                ) from None
+            raise
 
     def default_solver(self, is_mip: bool) -> str:
         solvers = installed_lp_solvers()

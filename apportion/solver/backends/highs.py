@@ -175,7 +175,17 @@ class HighsBackend(Backend):
     def available_solvers(self) -> list[str]:
         return ["choose", "simplex", "ipm", "pdlp"]
 
+    def features_for(self, solver: str | None) -> frozenset[Feature]:
+        # simplex, ipm and pdlp name LP algorithms: a MILP goes to HiGHS's MIP solver whatever
+        # they say, so asking for one on a MILP is refused rather than silently ignored.
+        if solver in (None, "choose"):
+            return self.features
+        return self.features - {Feature.MILP}
+
     def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:
+        solver = self.resolve_solver(settings.solver)
+        if model.is_mip and Feature.MILP not in self.features_for(solver):
+            raise ValueError(f"HiGHS's {solver} is an LP algorithm: a MILP takes solver choose")
         h = highspy.Highs()
         configure(h, model, settings)
         h.passModel(to_highs_lp(model))

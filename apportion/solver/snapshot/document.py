@@ -34,7 +34,11 @@ class Snapshot(Strict):
     schema_version: Literal["1"] = Field(default="1", description="Schema version.")
     policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
     gpu_types: list[GpuType] = Field(
-        description="GPU types with counts (derived from `nodes` when those are given)."
+        description="GPU types with counts (derived from `nodes` when those are given); at "
+        "least one type must have GPUs.",
+        # What the consistency checks enforce (an empty cluster is refused), said in the schema
+        # so that a generated client or a fuzzer does not build requests the server refuses.
+        json_schema_extra={"minItems": 1, "contains": {"properties": {"count": {"minimum": 1}}}},
     )
     jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
     nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")

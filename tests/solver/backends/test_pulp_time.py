@@ -11,14 +11,13 @@ import pulp
 import pytest
 
 from apportion.solver.backends import SolveSettings, get_backend
+from apportion.solver.backends.highs import SCHEDULER
 from apportion.solver.backends.pulp_backend import MIN_SOLVER_SECONDS, make_solver
 from apportion.solver.status import Status
 from tests.solver.backends.hard_models import market_split
 
 LIMIT = 1.0
 SLOW = 0.6  # what PuLP's own work is made to take: an MPS write of ~200,000 nonzeros
-# CBC looks at its clock between nodes and heuristics, not continuously (0–0.4 s measured).
-MARGIN = 0.45
 
 
 def _slowed(monkeypatch: pytest.MonkeyPatch, cls: Any, method: str) -> None:
@@ -42,24 +41,32 @@ def test_cbc_is_given_what_is_left_after_the_mps_file(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(subprocess, "Popen", recording)
     model = market_split(4, 40)  # needs far more than LIMIT
-    started = time.perf_counter()
     solution = get_backend("pulp").solve(model, SolveSettings(solver="CBC", time_limit=LIMIT))
-    elapsed = time.perf_counter() - started
     (args,) = [a for a in launched if "-sec" in a]
     given = float(args[args.index("-sec") + 1])
     assert given <= LIMIT - SLOW + 0.05, given  # before: the whole limit, after the write
-    assert elapsed < LIMIT + MARGIN, elapsed  # before: LIMIT + SLOW and more
-    assert solution.status is Status.FEASIBLE, solution.detail
+    # Stopped by its limit (market split is far beyond it), with or without an incumbent: a
+    # loaded machine may give CBC too little of what is left to find one.
+    assert solution.status in (Status.FEASIBLE, Status.NO_SOLUTION), solution.detail
+    assert solution.termination.is_limit, solution.termination
 
 
 def test_highs_through_pulp_is_given_what_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
     _slowed(monkeypatch, pulp.HiGHS, "buildSolverModel")
+    given: list[float] = []
+    run = SCHEDULER.run
+
+    def recording(highs: Any, threads: Any) -> Any:
+        given.append(float(highs.getOptionValue("time_limit")[1]))
+        return run(highs, threads)
+
+    monkeypatch.setattr(SCHEDULER, "run", recording)
     model = market_split(4, 40)
-    started = time.perf_counter()
     solution = get_backend("pulp").solve(model, SolveSettings(solver="HiGHS", time_limit=LIMIT))
-    elapsed = time.perf_counter() - started
-    assert elapsed < LIMIT + MARGIN, elapsed
-    assert solution.status is Status.FEASIBLE, solution.detail
+    (limit,) = given
+    assert limit <= LIMIT - SLOW + 0.05, limit  # before: the whole limit, after the build
+    assert solution.status in (Status.FEASIBLE, Status.NO_SOLUTION), solution.detail
+    assert solution.termination.is_limit, solution.termination
 
 
 def test_a_spent_limit_still_gives_the_solver_a_moment() -> None:

@@ -3,6 +3,7 @@ code (2 for bad input), never a traceback or a signal. Run as a real subprocess.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from apportion.refdata.synthetic import random_snapshot
 from tests.conftest import FIXTURES
 
 SNAPSHOT = str(FIXTURES / "gavel_physical_96.json")
@@ -40,7 +42,10 @@ def one_line(done: subprocess.CompletedProcess[str], code: int, *needles: str) -
 def bad_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("bad")
     contents: dict[str, bytes] = {
-        "deep.json": b"[" * 100_000 + b"]" * 100_000,
+        "deep.json": b'{"a": ' * 100_000 + b"1" + b"}" * 100_000,
+        "array.json": b"[1, 2]",
+        "string.json": b'"snapshot"',
+        "empty_array.json": b"[]",
         "latin1.json": b'{"gpu_types": [{"name": "v\xe9", "count": 1}]}',
         "empty.json": b"",
         "huge_int.json": b'{"gpu_types": [{"name": "v", "count": ' + b"9" * 5000 + b"}]}",
@@ -83,6 +88,8 @@ def test_a_folder_given_as_a_file(bad_files: dict[str, Path]) -> None:
         ("latin1.json", "cannot read"),
         ("empty.json", "not valid JSON"),
         ("huge_int.json", "not usable JSON"),  # Python's integer-digits limit
+        ("array.json", "not a JSON object"),  # once "unexpected AttributeError", exit 1
+        ("string.json", "not a JSON object"),
     ],
 )
 def test_a_bad_snapshot_file(bad_files: dict[str, Path], name: str, needle: str) -> None:
@@ -141,3 +148,70 @@ def test_an_unexpected_error_is_one_line_and_exit_one(tmp_path: Path) -> None:
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
     line = one_line(run(SNAPSHOT, env={"PYTHONPATH": path}), 1, "RuntimeError", "boom")
     assert "second line" in line
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_endless_input_is_refused_at_once() -> None:
+    # Once: read whole, a MemoryError and exit 1.
+    one_line(run("/dev/zero"), 2, "/dev/zero", "not a JSON object")
+
+
+def test_an_input_beyond_the_size_limit(tmp_path: Path) -> None:
+    # Spaces are JSON whitespace: the file is a valid object, only too large.
+    big = tmp_path / "big.json"
+    big.write_bytes(Path(SNAPSHOT).read_bytes() + b" " * 5000)
+    limit = {"APPORTION_MAX_INPUT_BYTES": str(big.stat().st_size - 1)}
+    one_line(run(str(big), env=limit), 2, str(big), f"larger than {big.stat().st_size - 1}")
+    done = run(str(big), "--format", "json", env={"APPORTION_MAX_INPUT_BYTES": "100000000"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "optimal"
+
+
+def test_an_empty_patch_array_is_bad_input(bad_files: dict[str, Path]) -> None:
+    # Once accepted as "no changes".
+    patch = str(bad_files["empty_array.json"])
+    one_line(run("compare", SNAPSHOT, "--patch", patch), 2, patch, "not a JSON object")
+
+
+@pytest.mark.parametrize(
+    ("output", "codes"),
+    [
+        # Far more JSON than a pipe holds: the write after the reader left must fail.
+        (["--format", "json"], {141}),
+        # A short table may be written whole before the reader leaves: then exit 0.
+        (["--format", "table"], {0, 141}),
+    ],
+)
+def test_a_reader_that_leaves_ends_the_command_quietly(
+    tmp_path: Path, output: list[str], codes: set[int]
+) -> None:
+    """`solve ... | head`: the pipe closes early; the command stops without a word, with the
+    exit code of a process ended by SIGPIPE (once: BrokenPipeError and exit 1)."""
+    snapshot = tmp_path / "large.json"
+    snapshot.write_text(json.dumps(random_snapshot(2000, 4, seed=1)))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apportion", str(snapshot), *output],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.read(1)
+    process.stdout.close()  # what `head -c 1` does: every later write finds no reader
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=120) in codes
+    assert first and errors == ""
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "backend", "solver", "needle"),
+    [
+        # Once (over HTTP): a worker ended by a segmentation fault inside OSQP.
+        (SNAPSHOT, "cvxpy", "OSQP", "not offered"),
+        (PLACEMENT, "cvxpy", "SCS", "cannot solve MILP"),
+        (PLACEMENT, "highs", "ipm", "cannot solve MILP"),
+    ],
+)
+def test_a_solver_the_backend_does_not_offer_is_bad_input(
+    snapshot: str, backend: str, solver: str, needle: str
+) -> None:
+    one_line(run(snapshot, "--backend", backend, "--solver", solver), 2, "options.solver", needle)
