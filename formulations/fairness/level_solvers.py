@@ -161,7 +161,7 @@ class WarmLevels:
 
     def _run(self, state: LevelState) -> Solution:
         solution = self.ctx.record(self.compiled, self.session.solve())
-        if solution.status is Status.TIME_LIMIT and not self.ctx.budget.spent():
+        if solution.status is not Status.OPTIMAL and not self.ctx.budget.spent():
             # A warm re-solve can stall where a fresh one does not (HiGHS's primal simplex,
             # measured on a 19-job hierarchical level: "Unknown" warm, optimal cold): start a
             # new session from this state and carry on warm from there.

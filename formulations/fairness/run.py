@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from formulations.fairness.common import lp_method_for
 from formulations.fairness.evidence import (
@@ -32,6 +33,7 @@ from formulations.fairness.outcome import empty_outcome, levels_outcome, shares_
 from formulations.fairness.pareto import (
     CEILING_SLACK,
     INTERIOR_FLOOR_SLACK,
+    VERTEX_FLOOR_SLACK,
     ceiling_level,
     floored,
     frozen,
@@ -39,12 +41,14 @@ from formulations.fairness.pareto import (
 )
 from formulations.fairness.share_input import ShareInput
 from formulations.fairness.share_lp import LevelState, ShareBlocks, ShareStructure
-from formulations.fairness.share_result import job_answer
+from formulations.fairness.share_result import job_answer, resource_matrices
 from solver.arrays import ClusterArrays
 from solver.backends import LpMethod, Solution
 from solver.context import SolveContext
 from solver.policy import Outcome
 from solver.status import Status
+
+FloatArray = NDArray[np.float64]
 
 NAME = "max_min_fairness"
 
@@ -77,7 +81,7 @@ def solve_once(
     if pareto and status is Status.OPTIMAL and _all_bottlenecks(s, blocks, solution, solver.vertex):
         stage = "every job at the level"
     elif pareto and status is Status.OPTIMAL:
-        level *= 1.0 - (0.0 if solver.vertex else INTERIOR_FLOOR_SLACK)
+        level *= 1.0 - (VERTEX_FLOOR_SLACK if solver.vertex else INTERIOR_FLOOR_SLACK)
         best = solver.pareto(floored(state, level))
         stage, note = _taken(best, "second LP")
         if note:
@@ -99,15 +103,39 @@ def _all_bottlenecks(
     """True when the duals prove every group is held at w_g t* in every max-min optimum (a
     non-zero share dual makes its row tight in all of them): the shares are then the same in
     every optimum, so this one is already Pareto-efficient and the second LP is skipped. The
-    tolerances are water filling's, which freezes bottlenecks by the same test."""
+    tolerances are water filling's, which freezes bottlenecks by the same test.
+
+    The proof needs duals that are feasible, and a solver's are only to its tolerance: a
+    column whose share gain is a thousandth of the group's best (a job's slow type) can
+    carry a positive reduced cost below that tolerance, with a share dual that is then no
+    proof at all (the job could still rise on it: an idle GPU it can use). So every column's
+    gain at the share duals must also be paid for by its time and capacity prices, to
+    `DUAL_PROOF` relative to the larger of the two."""
     if solution.row_dual is None:
         return False
     dual_tol, slack_tol = VERTEX_TOLERANCES if vertex else INTERIOR_TOLERANCES
     target = s.weight * blocks.level_value(solution)
     value = blocks.value @ solution.x[: blocks.value.shape[1]]
-    score = np.abs(blocks.share_duals(solution)) * s.weight
+    duals = np.abs(blocks.share_duals(solution))
+    score = duals * s.weight
     tight = value - target <= slack_tol * np.abs(target)
-    return bool((tight & (score > dual_tol * float(score.max(initial=0.0)))).all())
+    if not (tight & (score > dual_tol * float(score.max(initial=0.0)))).all():
+        return False
+    return _priced(s, blocks, solution, duals, dual_tol if vertex else slack_tol)
+
+
+def _priced(
+    s: ShareStructure, blocks: ShareBlocks, solution: Solution, duals: FloatArray, tol: float
+) -> bool:
+    """Every column's share gain Σ_g μ_g a_gc at most its price λ_g + π_k n_g s_g (to `tol`,
+    relative): the duals are a certificate, not only a solver's tolerance."""
+    if blocks.time is None or blocks.capacity is None:
+        return False
+    time_m, capacity_m = resource_matrices(s, blocks)
+    gain = blocks.value.T @ duals
+    price = time_m.T @ np.abs(solution.dual(blocks.time))
+    price += capacity_m.T @ np.abs(solution.dual(blocks.capacity))
+    return bool((gain - price <= tol * np.maximum(gain, price)).all())
 
 
 def _first_solver(

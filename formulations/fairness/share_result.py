@@ -44,7 +44,7 @@ def job_answer(
     `floor` is what each group's v must reach (its level's target): a group a solver's
     tolerance left below it gets the missing time (see `lift`)."""
     columns = solution.x[: blocks.value.shape[1]]
-    time_m, capacity_m = _resource_matrices(s, blocks)
+    time_m, capacity_m = resource_matrices(s, blocks)
     columns, repair = repair_columns(columns, time_m, capacity_m, s, blocks)
     shortfall = 0.0
     if floor is not None:
@@ -74,7 +74,25 @@ def job_answer(
     )
 
 
-def _resource_matrices(s: ShareStructure, b: ShareBlocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def exact_values(
+    s: ShareStructure,
+    blocks: ShareBlocks,
+    solution: Solution,
+    floor: FloatArray,
+    resources: tuple[sp.csr_matrix, sp.csr_matrix],
+) -> FloatArray:
+    """v_g at the solution made exactly feasible (`repair_columns`) and lifted to `floor`
+    (`lift`): a point that meets every row in exact arithmetic, whatever the solver's
+    tolerance, so floors taken from it can all be held at once."""
+    time_m, capacity_m = resources
+    columns, _ = repair_columns(solution.x[: blocks.value.shape[1]], time_m, capacity_m, s, blocks)
+    columns = lift(columns, floor, time_m, capacity_m, s, blocks)
+    values: FloatArray = blocks.value @ columns
+    return values
+
+
+def resource_matrices(s: ShareStructure, b: ShareBlocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(time, capacity) rows over the value columns (X, then Y)."""
     _, time_y, capacity_y = pair_terms(s)
     x = b.x
     time_m = sp.hstack([x.per_group(np.ones(x.block.size)), time_y], format="csr")
