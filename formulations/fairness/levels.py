@@ -112,8 +112,7 @@ def water_fill(
             levels.failure = solution
             break
         last = solution
-        # A level never falls: a tolerance-sized negative step is no step (and no "-0.0").
-        t = max(solver.blocks.level_value(solution), 0.0) + 0.0
+        t = increment(structure, solver, solution, state)
         freeze, unsure, target = bottlenecks(structure, solver, solution, state, active)
         slack = 0.0 if solver.vertex else INTERIOR_FREEZE_SLACK
         if exact and unsure.any():
@@ -133,10 +132,25 @@ def water_fill(
         # as the floor the next increment is added to.
         if resources is None:
             resources = resource_matrices(structure, solver.blocks)
-        lower = floors(structure, solver, solution, state, target * (1.0 - slack), resources)
+        wanted = target * (1.0 - slack)
+        lower = floors(structure, solver, solution, state, wanted, resources, active)
         levels.floor = lower
         state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0, np.zeros(n))
     return last, solver, levels
+
+
+def increment(
+    s: ShareStructure, solver: LevelSolver, solution: Solution, state: LevelState
+) -> float:
+    """The level's increment t as the targets see it: W_e t / σ_e is z_e, which the targets
+    are built from. The LP's own t equals it within the level rows' tolerance, which is not
+    always within the level's (a last group of weight 1e-6 has its t scaled by 1e6, so 1e-11
+    of noise in the model reads as a quarter of its level). A level never falls: a
+    tolerance-sized negative step is no step (and no "-0.0")."""
+    z = solver.blocks.entity_levels(solution)
+    sigma = np.where(state.enforced, state.sigma, 0.0)
+    steps = z * sigma / s.entity_weight
+    return max(float(steps.max(initial=0.0)), 0.0) + 0.0
 
 
 def floors(
@@ -146,28 +160,31 @@ def floors(
     state: LevelState,
     wanted: FloatArray,
     resources: tuple[sp.csr_matrix, sp.csr_matrix],
+    active: BoolArray,
 ) -> FloatArray:
     """The next level's floors: what this level gave each active group (`wanted`), what the
     frozen ones keep, each capped by its value at this level's point made exact (repaired,
-    and lifted where the solver left a requirement below its tolerance unmet). That point
-    meets every floor in exact arithmetic, so the next LP has a solution whatever the
+    and lifted where the solver left a requirement below its tolerance unmet, with the time
+    that needs taken from the groups still `active`, which the next level raises again). That
+    point meets every floor in exact arithmetic, so the next LP has a solution whatever the
     tolerances; a group gives up at most what they left unresolved (a tiny share's time)."""
     kept = np.where(state.omega > 0, wanted, state.lower)
-    point = exact_values(s, solver.blocks, solution, kept, resources)
+    point = exact_values(s, solver.blocks, solution, kept, resources, active)
     lower: FloatArray = np.minimum(kept, point)
     return lower
 
 
 def solve_level(solver: LevelSolver, state: LevelState) -> tuple[Solution, LevelState]:
     """The level LP, and the state it was solved in. The last level's point (made exactly
-    feasible) meets every floor, so the LP is feasible; a solver can still call it infeasible
-    when floors sit at a group's very maximum within its tolerance (a saturated group next to
-    share rows whose level coefficients are 1e-4 of the others'). Then the floors are relaxed
-    by `RECOVERY_SLACKS` in turn, each a solver's tolerance or less, until it solves."""
+    feasible, see `floors`) meets every floor, so the LP has a solution; a solver can still end
+    it infeasible or undecided ("Unknown", "Optimal" without a feasible point) when a floor
+    sits at a group's very maximum, next to share rows whose level coefficients are 1e-4 of the
+    others'. Then the floors are relaxed by `RECOVERY_SLACKS` in turn, each within a solver's
+    own tolerance, until one solves (a warm solver restarts cold first, see `level_solvers`)."""
     solution = solver.solve(state)
     base = state.lower
     for slack in RECOVERY_SLACKS:
-        if solution.status in (Status.OPTIMAL, Status.TIME_LIMIT):
+        if solution.status is Status.OPTIMAL:
             break
         state = replace(state, lower=base * (1.0 - slack))
         solution = solver.solve(state)

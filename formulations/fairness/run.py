@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import NDArray
 
 from formulations.fairness.common import lp_method_for
 from formulations.fairness.evidence import (
@@ -41,16 +40,16 @@ from formulations.fairness.pareto import (
 )
 from formulations.fairness.share_input import ShareInput
 from formulations.fairness.share_lp import LevelState, ShareBlocks, ShareStructure
-from formulations.fairness.share_result import job_answer, resource_matrices
+from formulations.fairness.share_result import job_answer, repair_columns, resource_matrices
 from solver.arrays import ClusterArrays
 from solver.backends import LpMethod, Solution
 from solver.context import SolveContext
 from solver.policy import Outcome
 from solver.status import Status
 
-FloatArray = NDArray[np.float64]
-
 NAME = "max_min_fairness"
+#: A repair of the max-min point above this (relative) is no round-off.
+ROUND_OFF = 1e-12
 
 
 def solve_once(
@@ -109,9 +108,11 @@ def _all_bottlenecks(
     column whose share gain is a thousandth of the group's best (a job's slow type) can
     carry a positive reduced cost below that tolerance, with a share dual that is then no
     proof at all (the job could still rise on it: an idle GPU it can use). So every column's
-    gain at the share duals must also be paid for by its time and capacity prices, to
-    `DUAL_PROOF` relative to the larger of the two."""
-    if solution.row_dual is None:
+    gain at the share duals must also be paid for by its time and capacity prices, to the
+    dual tolerance relative to the larger of the two. And the point itself must need no
+    repair beyond round-off: a repaired point sits below t*, where other optima may hold more
+    (throughputs spanning 1e7 make that 1e-6 of the total for a 1e-9 step)."""
+    if solution.row_dual is None or blocks.time is None or blocks.capacity is None:
         return False
     dual_tol, slack_tol = VERTEX_TOLERANCES if vertex else INTERIOR_TOLERANCES
     target = s.weight * blocks.level_value(solution)
@@ -121,20 +122,14 @@ def _all_bottlenecks(
     tight = value - target <= slack_tol * np.abs(target)
     if not (tight & (score > dual_tol * float(score.max(initial=0.0)))).all():
         return False
-    return _priced(s, blocks, solution, duals, dual_tol if vertex else slack_tol)
-
-
-def _priced(
-    s: ShareStructure, blocks: ShareBlocks, solution: Solution, duals: FloatArray, tol: float
-) -> bool:
-    """Every column's share gain Σ_g μ_g a_gc at most its price λ_g + π_k n_g s_g (to `tol`,
-    relative): the duals are a certificate, not only a solver's tolerance."""
-    if blocks.time is None or blocks.capacity is None:
-        return False
     time_m, capacity_m = resource_matrices(s, blocks)
+    columns = solution.x[: blocks.value.shape[1]]
+    if repair_columns(columns, time_m, capacity_m, s, blocks)[1] > ROUND_OFF:
+        return False
     gain = blocks.value.T @ duals
     price = time_m.T @ np.abs(solution.dual(blocks.time))
     price += capacity_m.T @ np.abs(solution.dual(blocks.capacity))
+    tol = dual_tol if vertex else slack_tol
     return bool((gain - price <= tol * np.maximum(gain, price)).all())
 
 
@@ -218,6 +213,11 @@ def solve_levels(
         complete = levels.failure is None and levels.floor is not None
         if pareto and complete and levels.floor is not None and not ctx.budget.spent():
             best = solver.pareto(frozen(levels.floor, s.num_entities))
+            if best.status is not Status.OPTIMAL and not ctx.budget.spent():
+                # Floors at the frozen levels themselves leave a sliver; 1e-9 below, the
+                # solvers find a vertex (as max-min's Pareto floors, `VERTEX_FLOOR_SLACK`).
+                relaxed = levels.floor * (1.0 - VERTEX_FLOOR_SLACK)
+                best = solver.pareto(frozen(relaxed, s.num_entities))
             stage, note = _taken(best, "final LP")
             if not note:
                 last, blocks = best, solver.blocks

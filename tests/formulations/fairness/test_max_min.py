@@ -241,7 +241,8 @@ def scaled_max_min(snapshot: dict[str, Any]) -> float:
     prop = t @ n / n.sum()
     usable = (t > 0) & (s[:, None] <= n[None, :])
     keep = usable.any(axis=1)
-    a = np.where(usable, s[:, None] * t / (w * prop)[:, None], 0.0)[keep]
+    with np.errstate(divide="ignore", invalid="ignore"):  # prop = 0: the job runs nowhere
+        a = np.where(usable, s[:, None] * t / (w * prop)[:, None], 0.0)[keep]
     s = s[keep]
     best = a.max(axis=1)
     t0 = float(best.min())
