@@ -17,7 +17,7 @@ from solver.backends import Solution
 from tests.allocation_checks import allocation_matrix
 from tests.conftest import load_fixture
 from tests.fairness_reference import Instance, check_result
-from tests.formulations.fairness.test_max_min import linprog_max_min, scaled_max_min
+from tests.formulations.fairness.max_min_oracle import linprog_max_min, scaled_max_min
 from tests.formulations.fairness.wide import wide_snapshot
 
 TOL = 1e-6
@@ -35,19 +35,28 @@ def pareto_gap(result: SolveResult, snapshot: dict[str, Any]) -> float:
     return (best - total) / max(total, 1e-12)
 
 
-def idle_but_usable(result: SolveResult, snapshot: dict[str, Any]) -> list[tuple[str, str]]:
-    """(job, type) pairs where the type has idle GPUs, the job can run there and has time left."""
+def idle_but_usable(
+    result: SolveResult, snapshot: dict[str, Any], gain: float = 0.0
+) -> list[tuple[str, str]]:
+    """(job, type) pairs where the type has idle GPUs, the job can run there and has time left.
+    With `gain`, only those where what the job could take there would raise its throughput by
+    more than that, relative: an interior point may leave 1e-6 of a job's time unused on a type
+    where it is worth 1e-9 of its throughput."""
     x = allocation_matrix(result, snapshot)
     names = [g["name"] for g in snapshot["gpu_types"]]
     count = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
     scale = np.array([j.get("scale_factor", 1) for j in snapshot["jobs"]], dtype=float)
-    idle = count - scale @ x > TOL * np.maximum(count, 1)
-    spare = x.sum(axis=1) < 1 - TOL
+    speed = np.array([[j["throughput"].get(n, 0.0) for n in names] for j in snapshot["jobs"]])
+    free = count - scale @ x
+    idle = free > TOL * np.maximum(count, 1)
+    spare = 1.0 - x.sum(axis=1)
+    eff = (speed * x).sum(axis=1)
     out = []
     for j, job in enumerate(snapshot["jobs"]):
         for k, name in enumerate(names):
-            runs = job["throughput"].get(name, 0) > 0 and scale[j] <= count[k]
-            if idle[k] and spare[j] and runs:
+            runs = speed[j, k] > 0 and scale[j] <= count[k]
+            worth = speed[j, k] * min(spare[j], free[k] / scale[j]) > gain * eff[j]
+            if idle[k] and spare[j] > TOL and runs and worth:
                 out.append((job["id"], name))
     return out
 

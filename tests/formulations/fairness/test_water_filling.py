@@ -14,7 +14,7 @@ from refdata.synthetic import gavel_snapshot, random_snapshot
 from solver import SolveResult, Status, solve
 from solver.backends import Solution
 from tests.fairness_reference import Instance, check_result, leximin_gap, reference_water_filling
-from tests.formulations.fairness.test_max_min import scaled_max_min
+from tests.formulations.fairness.max_min_oracle import scaled_max_min
 from tests.formulations.fairness.test_pareto import idle_but_usable
 from tests.formulations.fairness.wide import not_leximin_below, wide_snapshot
 
