@@ -29,7 +29,7 @@ class Case:
     abs_tol: float = 1e-9
     # Throughputs or weights spanning 1e6 or more: the splitting methods (see combos) may stop at
     # their own tolerance there, which they must then say (not optimal); every other solver must
-    # still prove the optimum.
+    # still prove the optimum. Their answers are not rescaled (test_range_answers).
     ill_conditioned: bool = False
 
 

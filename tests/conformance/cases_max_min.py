@@ -161,6 +161,7 @@ CASES = [
         SLOW_SPARE,
         linprog_max_min(SLOW_SPARE),
         check=_no_usable_gpu_idle(SLOW_SPARE),
+        ill_conditioned=True,
     ),
     Case(
         "max-min, floors near the edge",
