@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from solver import SolveResult, Status
+from apportion.solver import SolveResult, Status
 from tests.conformance.case import Case
 from tests.fairness_reference import Instance, check_result
 from tests.formulations.fairness.max_min_oracle import scaled_max_min

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from solver import SolveResult, Status
+from apportion.solver import SolveResult, Status
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.case import Case
 from tests.formulations.fairness.max_min_oracle import linprog_max_min, scaled_max_min

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import Status, solve
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import Status, solve
 from tests.allocation_checks import assert_feasible_allocation, normalized_shares
 from tests.conformance.cases_max_min import SCALE_FACTORS, TWO_BY_TWO, UNPLACEABLE, WEIGHTS
 from tests.formulations.fairness.max_min_oracle import linprog_max_min, scaled_max_min

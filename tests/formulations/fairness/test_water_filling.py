@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from formulations.fairness.level_solvers import WarmLevels
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import SolveResult, Status, solve
-from solver.backends import Solution
+from apportion.formulations.fairness.level_solvers import WarmLevels
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import SolveResult, Status, solve
+from apportion.solver.backends import Solution
 from tests.fairness_reference import Instance, check_result, leximin_gap, reference_water_filling
 from tests.formulations.fairness.max_min_oracle import scaled_max_min
 from tests.formulations.fairness.test_pareto import idle_but_usable
