@@ -142,15 +142,16 @@ def _first_solver(
     s: ShareStructure, state: LevelState, ctx: SolveContext, method: LpMethod, pareto: bool
 ) -> LevelSolver:
     if s.pairs is not None:
-        # With pair columns HiGHS's interior point (with crossover, in a session) was 3× faster
-        # than Clarabel on unmerged pair LPs (294k columns: 20 s against 65 s).
+        # With pair columns HiGHS's interior point (with crossover, in a session) beats Clarabel
+        # on unmerged pair LPs (the `max_min` bench's space-sharing rows).
         return level_solver(s, state, ctx, method)
     if pareto and method is LpMethod.SIMPLEX:
-        # A session keeps the basis: the Pareto LP then starts from the max-min vertex
-        # (measured: a fifth to a third of the first solve's time, against as much again cold).
+        # A session keeps the basis: the Pareto LP then starts from the max-min vertex and
+        # costs a fraction of the first solve, where a cold one costs as much again.
         return single_solver(s, state, ctx, method, NAME)
     # One solve, no bottleneck test: the backend `auto` picks per size (Clarabel's interior
-    # point for large LPs, measured fastest there), and the test columns are left out.
+    # point for large LPs, fastest there in the `backends` bench), and the test columns are
+    # left out.
     return ColdLevels(s, ctx, method, single=True, name=NAME)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from apportion.formulations.allocation import capacity_scale, repair_size, time_fix
 from apportion.formulations.fairness.share_lp import ShareBlocks, ShareStructure, pair_terms
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Solution
@@ -112,23 +113,22 @@ def repair_columns(
     s: ShareStructure,
     b: ShareBlocks,
 ) -> tuple[FloatArray, float]:
-    """Clip round-off and scale down over-full jobs and types, so the answer is feasible by
-    construction; returns the largest relative repair (above round-off = not trustworthy)."""
+    """`allocation.repair_allocation` in the share LPs' column form (a pair column spends two
+    jobs' time): clip round-off and scale down over-full jobs and types, so the answer is
+    feasible by construction; returns the largest relative repair (above round-off = not
+    trustworthy)."""
     v = np.clip(columns, 0.0, None)
     v[v < 1e-10] = 0.0
-    time_used = time_m @ v
-    fix = np.minimum(1.0, 1.0 / np.maximum(time_used, 1e-300))
+    fix = time_fix(time_m @ v)
     nx = b.x.block.size
     v[:nx] *= fix[b.x.group]
     if s.pairs is not None and s.pair_columns is not None:
         c = s.pair_columns[0]
         v[nx:] *= np.minimum(fix[s.pairs.g[c]], fix[s.pairs.h[c]])
-    used = capacity_m @ v
-    scale = np.where(used > s.capacity, s.capacity / np.maximum(used, 1e-300), 1.0)
+    scale = capacity_scale(capacity_m @ v, s.capacity)
     gpu = np.concatenate([b.x.gpu, s.pair_columns[1] if s.pair_columns else np.zeros(0, int)])
     v *= scale[gpu]
-    repair = max(float(np.max(1.0 - fix, initial=0.0)), float(np.max(1.0 - scale, initial=0.0)))
-    return v, repair
+    return v, repair_size(fix, scale)
 
 
 def lift(
