@@ -103,7 +103,17 @@ def _timing(command: argparse.ArgumentParser) -> None:
 
 def _trace(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--cluster", metavar="TYPE=GPUS,...", help="Replace the cluster, e.g. v100=36,k80=36."
+        "--cluster",
+        metavar="TYPE=GPUS,...",
+        help="Replace the cluster, e.g. v100=36,k80=36, or in Gavel's V100:P100:K80 form, "
+        "e.g. 36:36:36.",
+    )
+    command.add_argument(
+        "--throughputs",
+        type=Path,
+        metavar="FILE",
+        help="Gavel's throughputs file (its --throughputs_file, e.g. simulation_throughputs.json) "
+        "in place of the bundled table, for gavel and poisson traces.",
     )
     command.add_argument("--gpus-per-node", type=int, help="Node size for --cluster.")
     command.add_argument(
