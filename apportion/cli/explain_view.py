@@ -113,7 +113,9 @@ def print_reasons(grouped: Grouped, console: Console) -> None:
     for reason in grouped.reasons:
         size = f"{len(reason.jobs)} job{'s' if len(reason.jobs) != 1 else ''}"
         # The code leads the text where the explanation wrote it so ("bottleneck: ...").
-        text = reason.text if reason.text.startswith(reason.code) else f"{reason.code}: {reason.text}"
+        text = reason.text
+        if not text.startswith(reason.code):
+            text = f"{reason.code}: {text}"
         console.print(f"[bold]{reason.label}[/bold] ({size}) {escape(text)}", highlight=False)
         if reason.rows:
             console.print(f"    rows: {escape(', '.join(reason.rows))}", highlight=False)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from apportion.cli.inputs import (
@@ -242,8 +242,8 @@ def _sweep(
     if args.no_progress or not is_terminal():
         done = run_sweep(runs, workers=args.workers)
     else:
-        with sweep_progress(len(runs), Console(stderr=True)) as on_done:
-            done = run_sweep(runs, workers=args.workers, on_done=on_done)
+        with sweep_progress(len(runs), Console(stderr=True)) as bar:
+            done = run_sweep(runs, workers=args.workers, on_start=bar.started, on_done=bar.done)
     series = []
     for run, result in zip(done.runs, done.results, strict=True):
         frame = result.timeseries.copy()

@@ -39,7 +39,7 @@ def read_throughputs(path: str | Path) -> GavelTable:
             job_type = _job_type(source, worker, text)
             where = f"{worker} {text}"
             if not isinstance(entry, dict) or "null" not in entry:
-                raise TraceError(source, f"{where}: expected a map with a \"null\" entry")
+                raise TraceError(source, f'{where}: expected a map with a "null" entry')
             isolated.setdefault(job_type, {})[worker] = _rate(source, where, entry["null"])
             for other, both in entry.items():
                 if other != "null":
