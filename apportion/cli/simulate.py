@@ -51,7 +51,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     try:
         rows, records, series = _single(runs[0], args) if len(runs) == 1 else _sweep(runs, args)
     except InputError as exc:  # a trace file the reader cannot use
-        raise UsageError(f"invalid input: {exc.one_line()}") from None
+        raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
     except PolicyError as exc:
         if exc.invalid_input:
             raise UsageError(f"invalid input: {one_line(str(exc))}") from None

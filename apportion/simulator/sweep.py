@@ -155,7 +155,8 @@ def run_sweep(
             pool.submit(run_one, run): i for i, run in enumerate(runs)
         }
         results: list[SimulationResult | None] = [None] * len(runs)
-        pending, seen = set(futures), set()
+        pending = set(futures)
+        seen: set[Future[SimulationResult]] = set()
         while pending:
             finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
             if on_start is not None:
@@ -165,9 +166,9 @@ def run_sweep(
                         on_start(runs[futures[future]])
             for future in sorted(finished, key=futures.__getitem__):
                 i = futures[future]
-                results[i] = future.result()
+                result = results[i] = future.result()
                 if on_done is not None:
-                    on_done(runs[i], results[i])
+                    on_done(runs[i], result)
     finally:
         if owned:
             pool.shutdown(cancel_futures=True)

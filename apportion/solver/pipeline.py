@@ -150,7 +150,9 @@ def prepare(
         except InputError as exc:
             errors.extend(exc.errors)
     named = policy or (snap.policy if snap is not None else _named_in(snapshot))
-    chosen, implied, note = None, {}, ""
+    chosen: AnyPolicy | None = None
+    implied: dict[str, Any] = {}
+    note = ""
     try:
         chosen, implied, note = resolve_policy(named, options)
     except InputError as exc:
