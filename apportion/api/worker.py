@@ -23,9 +23,9 @@ from apportion.api.problems import field_problems, problem_body, summary
 from apportion.mechanism.document import parse_rounds, round_result
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import SolveOptions
-from apportion.solver.pipeline import paused_gc, solve
+from apportion.solver.pipeline import checked_request, paused_gc, solve
 from apportion.solver.registry import DEFAULT_POLICY, all_policies, find_policy
-from apportion.solver.snapshot import parse_snapshot
+from apportion.solver.snapshot import Snapshot, parse_snapshot
 
 JSON = "application/json"
 PROBLEM = "application/problem+json"
@@ -86,7 +86,7 @@ def _solve(body: bytes | str, limits: Limits) -> Answer:
         options = _apply_limits(envelope, limits)
         _alarm(float(options["time_limit"]) + limits.grace)
         policy, started = envelope.policy, time.perf_counter()
-        snapshot = parse_snapshot(envelope.snapshot)
+        snapshot = _parsed(envelope)
         # The decoded document is no longer needed: at a million jobs it is a gigabyte that
         # would otherwise stay alive through the solve and the rendering.
         del envelope
@@ -227,6 +227,18 @@ def _decoded(body: bytes) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise _Malformed(f"not valid JSON: {exc}") from None
+
+
+def _parsed(envelope: Envelope) -> Snapshot:
+    """The envelope's snapshot; when it is invalid, the problems of the policy and options are
+    reported with its own (every field at once, as `solve` reports them)."""
+    try:
+        return parse_snapshot(envelope.snapshot)
+    except InputError as exc:
+        named = envelope.policy or envelope.snapshot.get("policy")
+        request = checked_request(named if isinstance(named, str) else None, envelope.options or {})
+        more = request.errors if isinstance(request, InputError) else ()
+        raise InputError([*exc.errors, *more]) from None
 
 
 def _envelope(body: bytes) -> Envelope:

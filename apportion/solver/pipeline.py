@@ -150,23 +150,25 @@ def prepare(
         except InputError as exc:
             errors.extend(exc.errors)
     named = policy or (snap.policy if snap is not None else _named_in(snapshot))
-    chosen: AnyPolicy | None = None
-    implied: dict[str, Any] = {}
-    note = ""
-    try:
-        chosen, implied, note = resolve_policy(named, options)
-    except InputError as exc:
-        errors.extend(exc.errors)
-    common = own = None
-    if chosen is not None:
-        try:
-            common, own = split_options(chosen, {**implied, **options})
-            common = check_backend(chosen, with_defaults(chosen, common))
-        except InputError as exc:
-            errors.extend(exc.errors)
-    if errors or snap is None or chosen is None or common is None or own is None:
-        raise InputError(errors)
+    request = checked_request(named, options)
+    if errors or snap is None or isinstance(request, InputError):
+        more = request.errors if isinstance(request, InputError) else ()
+        raise InputError([*errors, *more])
+    chosen, common, own, note = request
     return Prepared(snap, chosen, common, own, note)
+
+
+def checked_request(
+    policy: str | None, options: Mapping[str, Any]
+) -> tuple[AnyPolicy, SolveOptions, PolicyOptions, str] | InputError:
+    """The policy `policy` names with its validated options and note, or every problem with
+    the name and the options (returned, so a caller can report them with others)."""
+    try:
+        chosen, implied, note = resolve_policy(policy, options)
+        common, own = split_options(chosen, {**implied, **options})
+        return chosen, check_backend(chosen, with_defaults(chosen, common)), own, note
+    except InputError as exc:
+        return exc
 
 
 def _named_in(snapshot: Snapshot | Mapping[str, Any]) -> str | None:
