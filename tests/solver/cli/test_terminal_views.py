@@ -98,7 +98,7 @@ def test_numbers_have_one_format(explained: Screen) -> None:
     for cells in _job_rows(explained).values():
         numbers = cells[1:6]  # k80, p100, v100, throughput, norm. share
         assert all(re.fullmatch(r"\d+\.\d{4}", cell) for cell in numbers), cells
-    used = [line for line in explained.lines if line.startswith("│ k80 ")][0]
+    used = next(line for line in explained.lines if line.startswith("│ k80 "))
     assert re.search(r"24\.0000", used)
 
 
