@@ -81,7 +81,7 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
             problems.append(str(exc))
             return None
 
-    policies = checked(lambda: _policies(args.policy))
+    policies = checked(lambda: _policies(args.policy, parse_options(args.option)))
     config = checked(lambda: _config(args))
     seeds = checked(lambda: tuple(_listed(args.seed, int, "--seed")))
     loads = checked(lambda: _loads(args))
@@ -107,7 +107,7 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
     return SweepSpec(policies, (trace,), seeds, loads, config).runs()
 
 
-def _policies(text: str) -> tuple[str, ...]:
+def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
     """The policies named, each known (one error lists every unknown name)."""
     from apportion.simulator.policies import check_policy, policy_names
     from apportion.solver.registry import GAVEL_MISSING, unknown_policy
@@ -119,6 +119,9 @@ def _policies(text: str) -> tuple[str, ...]:
             check_policy(name)
         except ValueError:
             unknown.append(name)
+    clashes = [_clash(name, options) for name in names if name not in unknown]
+    if any(clashes):
+        raise ValueError("; ".join(c for c in clashes if c))
     if unknown:
         missing = [unknown_policy(n) for n in unknown if n.lower() in GAVEL_MISSING]
         other = [repr(n) for n in unknown if n.lower() not in GAVEL_MISSING]
@@ -129,6 +132,18 @@ def _policies(text: str) -> tuple[str, ...]:
             )
         raise ValueError("; ".join(missing))
     return names
+
+
+def _clash(name: str, options: dict[str, Any]) -> str:
+    """Why `options` contradict what the policy's name implies ("" when they do not)."""
+    from apportion.simulator.policies import implied_options
+
+    _, implied = implied_options(name)
+    return "; ".join(
+        f"-o {key}: policy {name!r} implies {key}={json.dumps(value)}"
+        for key, value in implied.items()
+        if key in options and options[key] != value
+    )
 
 
 def _notes(policies: tuple[str, ...]) -> None:
