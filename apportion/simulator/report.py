@@ -23,20 +23,21 @@ from apportion.simulator.engine import Progress as OnStep
 from apportion.simulator.result import SimulationResult
 from apportion.simulator.sweep import RunSpec
 
-#: Columns of the summary table: (summary key, header, format).
+#: Columns of the summary table: (summary key, header, format): counts whole, fractions as
+#: percentages with one decimal, every other quantity with two.
 COLUMNS = (
     ("finished", "done", "{:.0f}"),
     ("jct_mean", "JCT h", "{:.2f}"),
     ("jct_p95", "p95 h", "{:.2f}"),
     ("jct_p99", "p99 h", "{:.2f}"),
-    ("makespan", "span h", "{:.1f}"),
+    ("makespan", "span h", "{:.2f}"),
     ("queueing_delay_mean", "queue h", "{:.2f}"),
     ("ftf_rho_max", "max ρ", "{:.2f}"),
-    ("utilization", "util", "{:.0%}"),
-    ("deadline_met_fraction", "SLOs", "{:.0%}"),
+    ("utilization", "util", "{:.1%}"),
+    ("deadline_met_fraction", "SLOs", "{:.1%}"),
     ("policy_calls", "calls", "{:.0f}"),
-    ("policy_seconds", "policy s", "{:.1f}"),
-    ("wall_seconds", "wall s", "{:.1f}"),
+    ("policy_seconds", "policy s", "{:.2f}"),
+    ("wall_seconds", "wall s", "{:.2f}"),
 )
 HOURS = frozenset({"jct_mean", "jct_p95", "jct_p99", "makespan", "queueing_delay_mean"})
 
