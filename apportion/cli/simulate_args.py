@@ -34,7 +34,7 @@ class Help(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         default = action.default
-        unset = default is None or default is False or default == [] or default == "==SUPPRESS=="
+        unset = default is None or default is False or default in ([], argparse.SUPPRESS)
         if "default" in text or unset or not action.option_strings:
             return text
         return f"{text} (default: %(default)s)"
