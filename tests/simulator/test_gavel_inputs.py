@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from apportion.refdata.synthetic import GAVEL_TABLE
 from tests.cli_runner import Ran, invoke
+from tests.simulator.helpers import gavel_throughputs_file
 
 RUN = ["--jobs", "30", "--format", "json", "--no-progress"]
 
@@ -48,28 +48,12 @@ def test_gavels_cluster_spec_is_v100_p100_k80() -> None:
     assert "utilization_p100" not in two and {"utilization_v100", "utilization_k80"} <= set(two)
 
 
-def _gavel_file(path: Path, scale: float = 1.0) -> Path:
-    """The bundled table written in Gavel's own format (tuple keys, "null", pairs)."""
-    compact = json.loads(GAVEL_TABLE.read_text())
-    out: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in compact["gpu_types"]}
-    for entry in compact["job_types"]:
-        key = repr((entry["model"], entry["scale_factor"]))
-        for gpu in compact["gpu_types"]:
-            out[gpu][key] = {"null": scale * entry["throughput"].get(gpu, 0.0)}
-    for pair in compact["pairs"]:
-        a, b = repr(tuple(pair["a"])), repr(tuple(pair["b"]))
-        for gpu, (x, y) in pair["throughput"].items():
-            out[gpu][a][b], out[gpu][b][a] = [scale * x, scale * y], [scale * y, scale * x]
-    path.write_text(json.dumps(out))
-    return path
-
-
 def test_a_gavel_throughputs_file_replaces_the_table(tmp_path: Path) -> None:
     _, bundled = simulate("gavel")
-    same = _gavel_file(tmp_path / "simulation_throughputs.json")
+    same = gavel_throughputs_file(tmp_path / "simulation_throughputs.json")
     _, read = simulate("gavel", "--throughputs", str(same))
     assert _same(read, bundled)
-    faster = _gavel_file(tmp_path / "twice.json", scale=2.0)
+    faster = gavel_throughputs_file(tmp_path / "twice.json", scale=2.0)
     _, doubled = simulate("gavel", "--throughputs", str(faster))
     # Every job's steps are the trace's; twice the speed everywhere halves the time they take.
     assert doubled["jct_mean"] < 0.75 * bundled["jct_mean"]
