@@ -84,3 +84,18 @@ def test_every_notebook_opens_with_what_it_shows() -> None:
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         first = nbformat.read(path, as_version=4).cells[0]
         assert first.cell_type == "markdown" and first.source.startswith("# "), path.name
+
+
+def test_the_saved_heterogeneity_run_shows_the_agnostic_queue_running_away() -> None:
+    quote = _saved_quote(nbformat.read(NOTEBOOKS / "heterogeneity.ipynb", as_version=4))
+    bounds = quote["capacity_jobs_per_h"]
+    assert bounds["type-blind"] < quote["queue_load"] < bounds["aware"]
+    agnostic, aware = quote["queue"]["agnostic max-min"], quote["queue"]["aware max-min"]
+    agnostic_growth = agnostic["at_last_arrival"] / agnostic["at_a_third"]
+    aware_growth = aware["at_last_arrival"] / aware["at_a_third"]
+    assert agnostic_growth > 1.3 and agnostic_growth > aware_growth + 0.2
+    jct = quote["load_jct_h"]
+    loads = sorted(jct["agnostic max-min"], key=float)
+    # The agnostic JCT climbs past its bound; the aware one stays lower at every load.
+    assert jct["agnostic max-min"][loads[-1]] > 1.5 * jct["agnostic max-min"][loads[0]]
+    assert all(jct["aware max-min"][x] < jct["agnostic max-min"][x] for x in loads)
