@@ -35,7 +35,7 @@ def _heterogeneity(q: dict[str, Any]) -> list[str]:
 
 def _hierarchical(q: dict[str, Any]) -> list[str]:
     shares = [_percent(v) for v in q["delivered_share"].values()]
-    return [*shares, f"**{_percent(q['max_relative_error']).replace(' ', ' ')}**"]
+    return [*shares, f"**{_percent(q['max_relative_error'])}**"]
 
 
 def _explore(q: dict[str, Any]) -> list[str]:
