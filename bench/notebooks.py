@@ -10,7 +10,9 @@ The baseline, timed in the same run, is a one-cell notebook: the kernel's start-
 which every notebook pays; each row gives its time as a multiple of that. `python -m bench.run
 --only notebooks` adds the small-size rows to the benchmark table (and the full-size rows with
 `APPORTION_FULL=1` set). `--save` refuses to write a notebook whose outputs name a directory of
-the machine that ran it (a traceback, a warning's file name).
+the machine that ran it (a traceback, a warning's file name). While a notebook runs, each code
+cell is announced on stderr as it starts (`heterogeneity.ipynb [4/12] 31.2 s: runs = …`), so a
+run of many minutes shows where it is; `--quiet` leaves only the table.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,14 +59,39 @@ def _figures(notebook: Any) -> int:
     )
 
 
-def execute(notebook: Any, full: bool) -> float:
-    """Run `notebook` in place in a fresh kernel started in the repository root; seconds."""
+class CellProgress:
+    """`on_cell_start` for nbclient: one stderr line per code cell as it starts, with its
+    number, the seconds since the notebook started and the cell's first line."""
+
+    def __init__(self, name: str, notebook: Any, stream: Any = None) -> None:
+        self.name = name
+        self.total = sum(1 for cell in notebook.cells if cell.cell_type == "code")
+        self.seen = 0
+        self.started = time.perf_counter()
+        self.stream = stream
+
+    def __call__(self, cell: Any, cell_index: int) -> None:
+        if cell.cell_type != "code":
+            return
+        self.seen += 1
+        first = next((line for line in cell.source.splitlines() if line.strip()), "")
+        elapsed = time.perf_counter() - self.started
+        stream = self.stream or sys.stderr
+        stream.write(f"{self.name} [{self.seen}/{self.total}] {elapsed:.1f} s: {first[:60]}\n")
+        stream.flush()
+
+
+def execute(notebook: Any, full: bool, progress: CellProgress | None = None) -> float:
+    """Run `notebook` in place in a fresh kernel started in the repository root; seconds.
+    `progress`, if given, is told as each cell starts."""
     client = NotebookClient(
         notebook,
         timeout=TIMEOUT_SECONDS,
         kernel_name="python3",
         resources={"metadata": {"path": str(ROOT)}},
     )
+    if progress is not None:
+        client.on_cell_start = progress
     before = os.environ.get("APPORTION_FULL")
     os.environ["APPORTION_FULL"] = "1" if full else ""  # the kernel inherits it
     started = time.perf_counter()
@@ -89,12 +117,13 @@ def local_paths(notebook: Any) -> list[str]:
     return sorted(found)
 
 
-def time_notebook(path: Path, full: bool) -> Timed:
+def time_notebook(path: Path, full: bool, quiet: bool = True) -> Timed:
     notebook = nbformat.read(path, as_version=4)
     started = time.perf_counter()
     status = "ok"
+    progress = None if quiet else CellProgress(path.name, notebook)
     try:
-        seconds = execute(notebook, full)
+        seconds = execute(notebook, full, progress)
         if local_paths(notebook):
             status = "an output names a local path"
     except Exception as exc:  # a failing cell: report it in the table, keep timing the rest
@@ -194,11 +223,12 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="full size (APPORTION_FULL=1)")
     parser.add_argument("--save", action="store_true", help="write executed notebooks back")
     parser.add_argument("--only", default="", help="substring of the notebook's file name")
+    parser.add_argument("--quiet", action="store_true", help="no per-cell progress on stderr")
     args = parser.parse_args()
     baseline = baseline_seconds()
     rows = []
     for path in notebook_paths(args.only):
-        timed = time_notebook(path, args.full)
+        timed = time_notebook(path, args.full, quiet=args.quiet)
         rows.append(timed)
         if args.save and timed.status == "ok":
             save(timed.notebook, path)

@@ -78,7 +78,7 @@ def request_variants() -> tuple[type[BaseModel], ...]:
     variants = []
     for entry in ENTRIES:
         policy = policies[entry.name]
-        names: Any = Literal[(entry.name, *entry.aliases)]
+        names: Any = Literal[entry.names]
         variants.append(
             create_model(
                 f"{_camel(entry.name)}Request",
@@ -114,7 +114,7 @@ def _default_variant() -> type[BaseModel]:
 @cache
 def rounds_request() -> type[BaseModel]:
     """The body of /v1/rounds: `RoundsInput` with `policy` naming a policy or alias."""
-    names: Any = Literal[tuple(n for e in ENTRIES for n in (e.name, *e.aliases))]
+    names: Any = Literal[tuple(n for e in ENTRIES for n in e.names)]
     model: type[BaseModel] = create_model(
         "RoundsRequest",
         __base__=RoundsInput,
@@ -131,7 +131,7 @@ def compare_request() -> type[BaseModel]:
     """The body of /v1/compare: `before`, and `after` or a `patch`, under one policy."""
     from apportion.solver.compare import Patch
 
-    names: Any = Literal[tuple(n for e in ENTRIES for n in (e.name, *e.aliases))]
+    names: Any = Literal[tuple(n for e in ENTRIES for n in e.names)]
     model: type[BaseModel] = create_model(
         "CompareRequest",
         __config__=ConfigDict(extra="forbid", json_schema_extra={"oneOf": EXACTLY_ONE_SIDE}),

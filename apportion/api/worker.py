@@ -25,9 +25,9 @@ from apportion.api.schemas import CompareBody, SolveBody
 from apportion.mechanism.document import RoundsInput, parse_rounds, round_result
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import SolveOptions
-from apportion.solver.pipeline import paused_gc, solve
+from apportion.solver.pipeline import checked_request, paused_gc, solve
 from apportion.solver.registry import DEFAULT_POLICY, all_policies, find_policy
-from apportion.solver.snapshot import parse_snapshot
+from apportion.solver.snapshot import Snapshot, parse_snapshot
 
 R = TypeVar("R")
 M = TypeVar("M", bound=BaseModel)
@@ -118,7 +118,7 @@ def _run_solve(
     request: SolveBody, options: dict[str, Any] | None
 ) -> tuple[BaseModel, dict[str, Any]]:
     started = time.perf_counter()
-    snapshot = parse_snapshot(request.snapshot)
+    snapshot = _parsed(request)
     # The decoded document is no longer needed: at a million jobs it is a gigabyte that would
     # otherwise stay alive through the solve and the rendering.
     request.snapshot = {}
@@ -239,6 +239,18 @@ def _decoded(body: bytes) -> Any:
         return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise _Malformed(f"not valid JSON: {exc}") from None
+
+
+def _parsed(request: SolveBody) -> Snapshot:
+    """The request's snapshot; when it is invalid, the problems of the policy and options are
+    reported with its own (every field at once, as `solve` reports them)."""
+    try:
+        return parse_snapshot(request.snapshot)
+    except InputError as exc:
+        named = request.policy or request.snapshot.get("policy")
+        checked = checked_request(named if isinstance(named, str) else None, request.options or {})
+        more = checked.errors if isinstance(checked, InputError) else ()
+        raise InputError([*exc.errors, *more]) from None
 
 
 def _validated(model: type[M], data: Any) -> M:

@@ -70,7 +70,7 @@ def schema_command(_: argparse.Namespace) -> int:
 
 def policies_command(args: argparse.Namespace) -> int:
     """List the policies and their options."""
-    from apportion.solver.registry import aliases, all_policies
+    from apportion.solver.registry import aliases, all_policies, gavel_names
 
     policies = list(all_policies().values())
     if getattr(args, "json", False):
@@ -80,6 +80,7 @@ def policies_command(args: argparse.Namespace) -> int:
                 "summary": p.summary,
                 "problem_class": p.problem_class,
                 "aliases": list(aliases(p.name)),
+                "gavel_names": gavel_names(p.name),
                 "options": p.options.model_json_schema(),
             }
             for p in policies
@@ -110,7 +111,7 @@ def compare_command(args: argparse.Namespace) -> int:
     try:
         answer = compare(before, after, patch, args.policy, _solve_options(args))
     except InputError as exc:
-        raise UsageError(f"invalid input: {exc.one_line()}") from None
+        raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
     if (args.output_format or ("table" if is_terminal() else "json")) == "json":
         print(answer.model_dump_json(indent=2))
     else:
@@ -158,7 +159,7 @@ def _solve(data: Any, policy: str | None, options: dict[str, Any]) -> Any:
     try:
         return solve(data, policy=policy, options=options)
     except InputError as exc:
-        raise UsageError(f"invalid input: {exc.one_line()}") from None
+        raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
 
 
 def _export(snapshot: Path, target: Path, policy: str | None, options: dict[str, Any]) -> int:
@@ -170,7 +171,7 @@ def _export(snapshot: Path, target: Path, policy: str | None, options: dict[str,
     try:
         written = export_model(data, target, policy=policy, options=options)
     except InputError as exc:
-        raise UsageError(f"invalid input: {exc.one_line()}") from None
+        raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
     except OSError as exc:
         reason = exc.strerror or exc
         raise UsageError(f"--export {target}: cannot write: {reason}") from None
@@ -197,7 +198,7 @@ def _with_contention(data: Any, path: Path) -> Any:
     try:
         table = read_contention_csv(path)
     except InputError as exc:
-        raise UsageError(f"invalid input: {exc.one_line()}") from None
+        raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
     except (OSError, ValueError, csv.Error) as exc:
         # Bytes that are not UTF-8 text, NUL bytes, values the table rejects: still the file's
         # fault, so exit 2 naming it.

@@ -1,19 +1,35 @@
-"""The human view of a result: status line, per-type usage, then the jobs (first rows only)."""
+"""The human view of a result: status line, per-type usage, then the jobs (first rows only), and
+the policy's summary in words. Every number is printed with one format (`cli.numbers`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from apportion.cli.numbers import number
+
 if TYPE_CHECKING:
+    from apportion.cli.explain_view import Grouped
     from apportion.solver.policy import AnyPolicy
     from apportion.solver.result import Comparison, JobResult, SolveResult
 
-TABLE_ROWS = 40
+TABLE_ROWS = 100
 METRIC_COLUMNS = 3
-WHY_WIDTH = 72
+
+#: The Pareto stage of the share policies (`summary.pareto`), in words.
+PARETO_WORDS = {
+    "every job at the level": "not needed: every job is held at the max-min level, so no job "
+    "can get more without another getting less",
+    "ceiling": "not needed: every job reaches its own ceiling, one LP answered",
+    "second LP": "solved: a second LP gave what the level leaves to jobs that can use it",
+    "final LP": "solved: a last LP over the frozen levels gave what is left to jobs that can use "
+    "it",
+    "off": "off (-o pareto=false): jobs above the level may leave GPUs idle",
+    "not applied": "not applied: its LP did not end optimal (see the warning)",
+}
 
 
 class Screen(Console):
@@ -26,61 +42,86 @@ class Screen(Console):
 
 
 def render(result: SolveResult, console: Console) -> None:
-    objective = "—" if result.objective is None else f"{result.objective:.6g}"
+    objective = number(result.objective)
     # Why the solver stopped, where it says more than the status does.
     stopped = "" if result.termination.value == result.status.value else f" ({result.termination})"
     console.print(
         f"[bold]{result.policy}[/bold]  status [bold]{result.status}[/bold]{stopped}  "
         f"{result.objective_name or 'objective'} = {objective}  "
-        f"({result.solver.backend}/{result.solver.solver}, {result.solver.total_seconds:.3f} s)"
+        f"({result.solver.backend}/{result.solver.solver}, {result.solver.total_seconds:.3f} s)",
+        highlight=False,
     )
+    if result.policy_note:
+        console.print(f"note: {escape(result.policy_note)}", highlight=False)
     usage = Table("GPU type", "used", "available", "utilization")
+    for column in usage.columns[1:]:
+        column.justify = "right"
     for g in result.gpu_types:
-        usage.add_row(g.name, f"{g.used:.3f}", str(g.available), f"{g.utilization:.1%}")
+        usage.add_row(g.name, number(g.used), str(g.available), f"{g.utilization:.1%}")
     console.print(usage)
-    shown = result.jobs[:TABLE_ROWS]
-    why = None
+    grouped = None
     if result.explanation is not None:
-        why = {job.id: job.why for job in result.explanation.jobs}
-        _explanation_lines(result, console)
-    console.print(_job_table(shown, [g.name for g in result.gpu_types], why))
+        from apportion.cli.explain_view import group, print_prices, print_reasons
+
+        print_prices(result.explanation, console)
+        grouped = group(result.explanation)
+        print_reasons(grouped, console)
+    console.print(_job_table(result.jobs[:TABLE_ROWS], [g.name for g in result.gpu_types], grouped))
     if len(result.jobs) > TABLE_ROWS:
         console.print(f"… {len(result.jobs) - TABLE_ROWS} more jobs (use --format json)")
-    scalars = [
-        f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}"
-        for k, v in result.summary.items()
-        if isinstance(v, int | float | str | bool)
-    ]
-    if scalars:
-        console.print(", ".join(scalars))
+    _summary(result, console)
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+
+
+def _summary(result: SolveResult, console: Console) -> None:
+    """The policy's summary, one `name: value` per line, the Pareto stage in words."""
+    lines = []
+    for key, value in result.summary.items():
+        if not isinstance(value, int | float | str | bool) or value is None:
+            continue
+        if key == "pareto":
+            lines.append(f"Pareto stage: {PARETO_WORDS.get(str(value), value)}")
+        else:
+            shown = number(value) if isinstance(value, float) else str(value)
+            lines.append(f"{key.replace('_', ' ')}: {shown}")
+    for line in lines:
+        console.print(escape(line), highlight=False)
 
 
 def render_policies(policies: list[AnyPolicy], console: Console) -> None:
-    table = Table("policy", "problem", "what it optimizes", "options")
+    """One block per policy (its name, aliases, what it optimizes, every option on a line of its
+    own with its default): nothing is cut, whatever the terminal's width."""
+    from apportion.solver.registry import aliases, gavel_names
+
     for p in policies:
-        table.add_row(p.name, p.problem_class, p.summary, ", ".join(p.options.model_fields))
-    console.print(table)
+        console.print(f"[bold]{p.name}[/bold] ({p.problem_class})", highlight=False)
+        console.print(f"  {p.summary}", highlight=False)
+        also = [*aliases(p.name), *(f"{n} (Gavel)" for n in gavel_names(p.name))]
+        if also:
+            console.print(f"  also: {', '.join(also)}", highlight=False, overflow="fold")
+        for name, option in p.options.model_fields.items():
+            default = option.get_default(call_default_factory=True)
+            console.print(f"  -o {name}={_json(default)}", highlight=False, overflow="fold")
+        console.print()
+    console.print(
+        "Every policy also takes the common options: --backend, --solver, --time-limit, "
+        "--mip-gap, --explain (and -o threads=N, -o verbose=true).",
+        highlight=False,
+    )
 
 
-def _explanation_lines(result: SolveResult, console: Console) -> None:
-    """One line per GPU type (binding, idle, shadow price) and the explanation's note."""
-    explanation = result.explanation
-    assert explanation is not None
-    for g in explanation.gpu_types:
-        price = "—" if g.shadow_price is None else f"{g.shadow_price:.4g}"
-        state = "binding" if g.binding else f"{g.idle:.3g} idle"
-        console.print(f"{g.name}: {state}, shadow price {price}")
-    if explanation.note:
-        console.print(f"[dim]{explanation.note}[/dim]")
+def _json(value: object) -> str:
+    import json
+
+    try:
+        return json.dumps(value)
+    except TypeError:
+        return str(value)
 
 
 def render_comparison(answer: Comparison, console: Console) -> None:
     """The objectives, GPU types, then the jobs that changed, largest first."""
-
-    def number(value: float | None) -> str:
-        return "—" if value is None else f"{value:.6g}"
 
     console.print(
         f"[bold]{answer.policy}[/bold]  {answer.objective_name}: "
@@ -93,53 +134,62 @@ def render_comparison(answer: Comparison, console: Console) -> None:
         usage.add_row(
             g.name,
             f"{g.available_before} → {g.available_after}",
-            f"{g.used_before:.3f} → {g.used_after:.3f}",
+            f"{number(g.used_before)} → {number(g.used_after)}",
         )
     console.print(usage)
     jobs = Table("job", "change", "allocation Δ", "share", "throughput Δ")
     for c in answer.jobs[:TABLE_ROWS]:
-        delta = " ".join(f"{k}:{v:+.3f}" for k, v in c.allocation_delta.items())
+        delta = " ".join(f"{k}:{v:+.4f}" for k, v in c.allocation_delta.items())
         share = f"{number(c.share_before)} → {number(c.share_after)}"
-        jobs.add_row(c.id, c.change, delta, share, f"{c.throughput_delta:+.4g}")
+        jobs.add_row(c.id, c.change, delta, share, f"{c.throughput_delta:+.4f}")
     console.print(jobs)
     if len(answer.jobs) > TABLE_ROWS:
         console.print(f"… {len(answer.jobs) - TABLE_ROWS} more changes (use --format json)")
     console.print(f"{answer.unchanged} jobs unchanged. [dim]{answer.advisory}[/dim]")
 
 
-def _job_table(shown: list[JobResult], names: list[str], why: dict[str, str] | None) -> Table:
+def _job_table(shown: list[JobResult], names: list[str], grouped: Grouped | None) -> Table:
     """Time-share columns for allocation policies, a placement column for placement policies,
-    then the policy's own metrics (finish time, ρ, SLO met, ...) in the policy's order."""
+    then the policy's own metrics (finish time, ρ, SLO met, ...) in the policy's order; with an
+    explanation, each job's reason (R1, R2, ... as listed above) and its own gain."""
     placed = any(job.placement for job in shown)
     shares = not placed
     metrics = list(dict.fromkeys(key for job in shown for key in job.metrics))[:METRIC_COLUMNS]
-    header = ["job"]
-    if shares:
-        header += [*names, "throughput", "norm. share"]
+    table = Table("job")
+    right = [*names, "throughput", "norm. share"] if shares else []
+    for header in right:
+        table.add_column(header, justify="right", no_wrap=True)
     if placed:
-        header.append("placement")
-    table = Table(*header, *metrics, "note", *(["why"] if why is not None else []))
+        table.add_column("placement")
+    for key in metrics:
+        table.add_column(key, justify="right", no_wrap=True)
+    table.add_column("note")
+    gains = grouped is not None and any(grouped.gain.get(job.id) for job in shown)
+    if grouped is not None:
+        table.add_column("reason", no_wrap=True)
+    if gains:
+        # The gain per unit of time on the fully used type worth most to the job, if it were free.
+        table.add_column("gain if free", justify="right", no_wrap=True)
     for job in shown:
         row = [job.id]
         if shares:
-            share = "—" if job.normalized_share is None else f"{job.normalized_share:.4f}"
-            row += [f"{job.allocation.get(n, 0.0):.3f}" for n in names]
-            row += [f"{job.effective_throughput:.4g}", share]
+            row += [number(job.allocation.get(n, 0.0)) for n in names]
+            row += [number(job.effective_throughput), number(job.normalized_share)]
         if placed:
             row.append(" ".join(f"{node}:{gpus}" for node, gpus in (job.placement or {}).items()))
-        extra = [_short(why.get(job.id, ""))] if why is not None else []
-        values = (_metric(job.metrics.get(key)) for key in metrics)
-        table.add_row(*row, *values, job.reason or "", *extra)
+        row += [_metric(job.metrics.get(key)) for key in metrics]
+        row.append(job.reason or "")
+        if grouped is not None:
+            row.append(grouped.label.get(job.id, ""))
+        if grouped is not None and gains:
+            row.append(grouped.gain.get(job.id, ""))
+        table.add_row(*(escape(cell) for cell in row))
     return table
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= WHY_WIDTH else text[: WHY_WIDTH - 1] + "…"
 
 
 def _metric(value: object) -> str:
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return number(value)
     return str(value)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from apportion.cli.inputs import (
     CommandFailed,
@@ -27,7 +28,10 @@ from apportion.cli.parser import is_terminal
 if TYPE_CHECKING:
     import pandas as pd
 
+    from apportion.simulator.config import SimConfig
     from apportion.simulator.sweep import RunSpec
+
+T = TypeVar("T")
 
 
 def simulate_command(args: argparse.Namespace) -> int:
@@ -47,7 +51,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     try:
         rows, records, series = _single(runs[0], args) if len(runs) == 1 else _sweep(runs, args)
     except InputError as exc:  # a trace file the reader cannot use
-        raise UsageError(f"invalid input: {exc.one_line()}") from None
+        raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
     except PolicyError as exc:
         if exc.invalid_input:
             raise UsageError(f"invalid input: {one_line(str(exc))}") from None
@@ -64,47 +68,130 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> list[RunSpec]:
-    from apportion.simulator.config import Mode, Resolve, SimConfig
-    from apportion.simulator.policies import check_policy
+    """Every run the arguments describe; a `UsageError` lists every bad argument at once."""
     from apportion.simulator.sources import TraceSpec
     from apportion.simulator.sweep import SweepSpec
 
-    try:
-        policies = tuple(_listed(args.policy, str, "--policy"))
-        for name in policies:
+    problems: list[str] = []
+
+    def checked(read: Callable[[], T]) -> T | None:
+        try:
+            return read()
+        except ValueError as exc:
+            problems.append(str(exc))
+            return None
+
+    policies = checked(lambda: _policies(args.policy, parse_options(args.option)))
+    config = checked(lambda: _config(args))
+    seeds = checked(lambda: tuple(_listed(args.seed, int, "--seed")))
+    loads = checked(lambda: _loads(args))
+    cluster = checked(lambda: _cluster(args.cluster)) if args.cluster else None
+    throughputs = checked(lambda: _throughputs(args.throughputs))
+    trace = None
+    if (not args.cluster or cluster is not None) and (not args.throughputs or throughputs):
+        trace = checked(
+            lambda: TraceSpec(
+                args.kind,
+                source=args.source,
+                jobs=args.jobs,
+                cluster=cluster,
+                gpus_per_node=args.gpus_per_node,
+                throughputs=throughputs,
+            )
+        )
+    checked(lambda: _source(args))
+    if problems or policies is None or config is None or seeds is None or loads is None:
+        raise UsageError("; ".join(problems))
+    assert trace is not None
+    _notes(policies)
+    return SweepSpec(policies, (trace,), seeds, loads, config).runs()
+
+
+def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
+    """The policies named, each known (one error lists every unknown name)."""
+    from apportion.simulator.policies import check_policy, policy_names
+    from apportion.solver.registry import GAVEL_MISSING, unknown_policy
+
+    names = tuple(_listed(text, str, "--policy"))
+    unknown = []
+    for name in names:
+        try:
             check_policy(name)
-        # Left unset, the round's rule and order are the simulator's own defaults.
-        serving = {"round_rule": args.round_rule, "round_order": args.round_order}
-        config = SimConfig(
-            options=parse_options(args.option),
-            mode=Mode(args.mode),
-            round_seconds=args.round_seconds,
-            **{key: value for key, value in serving.items() if value is not None},
-            lease_seconds=args.lease_seconds,
-            call_seconds=args.call_seconds,
-            resolve=Resolve.parse(args.resolve) if args.resolve else None,
-            preemption_seconds=args.preemption_seconds,
-            http=args.http,
-            max_time=args.max_time,
-        )
-        trace = TraceSpec(
-            args.kind,
-            source=args.source,
-            jobs=args.jobs,
-            cluster=_cluster(args.cluster) if args.cluster else None,
-            gpus_per_node=args.gpus_per_node,
-        )
-        seeds = tuple(_listed(args.seed, int, "--seed"))
-        loads: tuple[float | None, ...] = (
-            tuple(_listed(args.load, float, "--load")) if args.load else (None,)
-        )
-        if args.kind == "poisson" and args.source is None and args.load is None:
-            raise ValueError("poisson needs a rate: give SOURCE (jobs per hour) or --load")
-        if args.kind != "poisson" and args.source is not None and not Path(args.source).exists():
-            raise ValueError(f"{args.source}: no such trace file")
-        return SweepSpec(policies, (trace,), seeds, loads, config).runs()
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        except ValueError:
+            unknown.append(name)
+    clashes = [_clash(name, options) for name in names if name not in unknown]
+    if any(clashes):
+        raise ValueError("; ".join(c for c in clashes if c))
+    if unknown:
+        missing = [unknown_policy(n) for n in unknown if n.lower() in GAVEL_MISSING]
+        other = [repr(n) for n in unknown if n.lower() not in GAVEL_MISSING]
+        if other:
+            missing.append(
+                f"unknown policy {', '.join(other)}; choose one of {', '.join(policy_names())} "
+                "(or an alias: solve policies)"
+            )
+        raise ValueError("; ".join(missing))
+    return names
+
+
+def _clash(name: str, options: dict[str, Any]) -> str:
+    """Why `options` contradict what the policy's name implies ("" when they do not)."""
+    from apportion.simulator.policies import implied_options
+
+    _, implied = implied_options(name)
+    return "; ".join(
+        f"-o {key}: policy {name!r} implies {key}={json.dumps(value)}"
+        for key, value in implied.items()
+        if key in options and options[key] != value
+    )
+
+
+def _notes(policies: tuple[str, ...]) -> None:
+    """Say on stderr how each foreign policy name (Gavel's) is read."""
+    import sys
+
+    from apportion.solver.registry import resolve
+
+    for name in policies:
+        resolved = resolve(name)
+        if resolved is not None and resolved.note:
+            sys.stderr.write(f"note: {resolved.note}\n")
+
+
+def _config(args: argparse.Namespace) -> SimConfig:
+    from apportion.simulator.config import Mode, Resolve, SimConfig
+
+    # Left unset, the round's rule and order are the simulator's own defaults.
+    serving = {"round_rule": args.round_rule, "round_order": args.round_order}
+    return SimConfig(
+        options=parse_options(args.option),
+        mode=Mode(args.mode),
+        round_seconds=args.round_seconds,
+        **{key: value for key, value in serving.items() if value is not None},
+        lease_seconds=args.lease_seconds,
+        call_seconds=args.call_seconds,
+        resolve=Resolve.parse(args.resolve) if args.resolve else None,
+        preemption_seconds=args.preemption_seconds,
+        http=args.http,
+        max_time=args.max_time,
+    )
+
+
+def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:
+    if args.kind == "poisson" and args.source is None and args.load is None:
+        raise ValueError("poisson needs a rate: give SOURCE (jobs per hour) or --load")
+    return tuple(_listed(args.load, float, "--load")) if args.load else (None,)
+
+
+def _source(args: argparse.Namespace) -> None:
+    if args.kind != "poisson" and args.source is not None and not Path(args.source).exists():
+        raise ValueError(f"{args.source}: no such trace file")
+
+
+def _throughputs(path: Path | None) -> str | None:
+    if path is not None and not path.is_file():
+        raise ValueError(f"--throughputs {path}: no such file")
+    return None if path is None else str(path)
 
 
 def _listed(text: str, kind: type[Any], flag: str) -> list[Any]:
@@ -114,12 +201,28 @@ def _listed(text: str, kind: type[Any], flag: str) -> list[Any]:
         raise ValueError(f"{flag} {text!r}: expected comma-separated {kind.__name__}s") from None
 
 
+#: The GPU types of Gavel's `--cluster_spec V:P:K` (its simulator's order).
+GAVEL_SPEC_TYPES = ("v100", "p100", "k80")
+
+
 def _cluster(text: str) -> dict[str, int]:
+    """TYPE=GPUS,... or Gavel's V100:P100:K80 counts (`36:36:36`; a type with 0 is left out)."""
+    parts = text.split(":")
+    if len(parts) > 1:
+        if len(parts) != len(GAVEL_SPEC_TYPES) or not all(p.strip().isdigit() for p in parts):
+            raise ValueError(f"--cluster {text!r}: Gavel's form is V100:P100:K80 GPU counts")
+        counts = dict(zip(GAVEL_SPEC_TYPES, (int(p) for p in parts), strict=True))
+        if not any(counts.values()):
+            raise ValueError(f"--cluster {text!r}: no GPUs")
+        return {name: count for name, count in counts.items() if count > 0}
     cluster = {}
     for part in text.split(","):
         name, sep, count = part.partition("=")
         if not sep or not name.strip() or not count.strip().isdigit() or int(count) < 1:
-            raise ValueError(f"--cluster {text!r}: expected TYPE=GPUS,... with whole GPU counts")
+            raise ValueError(
+                f"--cluster {text!r}: expected TYPE=GPUS,... with whole GPU counts, or Gavel's "
+                "V100:P100:K80"
+            )
         cluster[name.strip()] = int(count)
     return cluster
 
@@ -154,8 +257,8 @@ def _sweep(
     if args.no_progress or not is_terminal():
         done = run_sweep(runs, workers=args.workers)
     else:
-        with sweep_progress(len(runs), Console(stderr=True)) as on_done:
-            done = run_sweep(runs, workers=args.workers, on_done=on_done)
+        with sweep_progress(len(runs), Console(stderr=True)) as bar:
+            done = run_sweep(runs, workers=args.workers, on_start=bar.started, on_done=bar.done)
     series = []
     for run, result in zip(done.runs, done.results, strict=True):
         frame = result.timeseries.copy()

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from apportion.simulator.config import SimConfig
 from apportion.simulator.kinds import KINDS, NAMES
 
 MODES = ("auto", "rounds", "leases", "placement")
@@ -26,13 +27,26 @@ Trace kinds (SOURCE; default cluster):
 """ + "\n".join(f"  {k.name:<10} {k.source}; {k.cluster}" for k in KINDS)
 
 
+class Help(argparse.RawDescriptionHelpFormatter):
+    """The description as written, and every option's default after its help: the value where
+    the option has one, the words of its help where it says what happens when left out."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        unset = default is None or default is False or default in ([], argparse.SUPPRESS)
+        if "default" in text or unset or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def add_simulate(commands: Any) -> None:
     """The `simulate` subcommand on `commands` (the parser's subparsers action)."""
     command: argparse.ArgumentParser = commands.add_parser(
         "simulate",
         help="Replay a job trace under a policy (JCT, deadlines, utilization).",
         description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Help,
     )
     command.add_argument("kind", choices=NAMES, help="Trace kind.")
     command.add_argument(
@@ -48,8 +62,9 @@ def _policy(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--policy",
         default="max_min_fairness",
-        help="apportion policy or baseline (srtf, las, 2d_las, edf, fifo_baseline, "
-        "max_min_agnostic); comma-separated for a sweep.",
+        help="apportion policy (or an alias, or Gavel's name: max_min_fairness_perf, "
+        "max_min_fairness_packed, ...; `solve policies` lists them) or baseline (srtf, las, "
+        "2d_las, edf, fifo_baseline, max_min_agnostic); comma-separated for a sweep.",
     )
     command.add_argument(
         "-o",
@@ -61,7 +76,9 @@ def _policy(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--mode", choices=MODES, default="auto", help="Enactment mode.")
     command.add_argument(
-        "--http", metavar="URL", help="Call a running service's POST /v1/solve at URL."
+        "--http",
+        metavar="URL",
+        help="Call a running service's POST /v1/solve at URL (default: solve in this process).",
     )
 
 
@@ -71,14 +88,14 @@ def _timing(command: argparse.ArgumentParser) -> None:
         "--round-rule",
         choices=("gavel", "deficit"),
         help="Who runs first each round: gavel (share ÷ fraction received) or deficit "
-        "(seconds furthest behind the share); default: the simulator's (see the README).",
+        f"(seconds furthest behind the share) (default: {SimConfig.round_rule}).",
     )
     command.add_argument(
         "--round-order",
         choices=("priority", "types"),
         help="How a round is served: priority (one queue, a job runs only where it has time) "
         "or types (Gavel's queue per GPU type, fastest first, left-over GPUs to waiting "
-        "jobs); default: the simulator's (see the README).",
+        f"jobs) (default: {SimConfig.round_order}).",
     )
     command.add_argument("--lease-seconds", type=float, default=1200.0, help="Lease length.")
     command.add_argument(
@@ -98,23 +115,47 @@ def _timing(command: argparse.ArgumentParser) -> None:
         default=0.0,
         help="Seconds a job loses each time it moves to other GPUs.",
     )
-    command.add_argument("--max-time", type=float, help="Stop at this simulated second.")
+    command.add_argument(
+        "--max-time",
+        type=float,
+        help="Stop at this simulated second (default: when every job that can finish has).",
+    )
 
 
 def _trace(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "--cluster", metavar="TYPE=GPUS,...", help="Replace the cluster, e.g. v100=36,k80=36."
+        "--cluster",
+        metavar="TYPE=GPUS,...",
+        help="Replace the cluster, e.g. v100=36,k80=36, or in Gavel's V100:P100:K80 form, "
+        "e.g. 36:36:36 (default: the trace kind's, listed above).",
     )
-    command.add_argument("--gpus-per-node", type=int, help="Node size for --cluster.")
     command.add_argument(
-        "--jobs", type=int, help="Jobs to generate (poisson, default 100) or keep (files)."
+        "--throughputs",
+        type=Path,
+        metavar="FILE",
+        help="Gavel's throughputs file (its --throughputs_file, e.g. simulation_throughputs.json) "
+        "for gavel and poisson traces (default: the bundled copy of Gavel's table).",
+    )
+    command.add_argument(
+        "--gpus-per-node",
+        type=int,
+        help="Node size for --cluster (default: 4; 8 for chronus and deepshare).",
+    )
+    command.add_argument(
+        "--jobs",
+        type=int,
+        help="Jobs to generate (poisson) or keep (files) (default: 100 for poisson, every job "
+        "of a file).",
     )
     command.add_argument("--seed", default="0", help="Seed(s), comma-separated.")
     command.add_argument(
         "--load",
-        help="Arrival-rate factor(s) for file traces, jobs per hour for poisson; comma-separated.",
+        help="Arrival-rate factor(s) for file traces, jobs per hour for poisson; comma-separated "
+        "(default: the trace's own arrivals).",
     )
-    command.add_argument("--workers", type=int, help="Worker processes for a sweep.")
+    command.add_argument(
+        "--workers", type=int, help="Worker processes for a sweep (default: one per core)."
+    )
 
 
 def _output(command: argparse.ArgumentParser) -> None:

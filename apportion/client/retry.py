@@ -5,10 +5,15 @@ connection that could not be made or was dropped before an answer. Every request
 function of its body (the service is stateless), so repeating one is always safe. The wait is
 the 503's `Retry-After` when it gives one, else exponential backoff with jitter; both are capped
 at `max_wait`. Anything else (an answer, a read timeout) is returned or raised at once.
+
+Each retry is logged at debug level on the `apportion.client` logger before its wait (what
+failed, which attempt, how long until the next), so a client waiting on a dead service says so
+(`logging.basicConfig(level=logging.DEBUG)`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import httpx
@@ -24,6 +29,8 @@ from tenacity.wait import wait_base
 
 from apportion.client.errors import ServiceUnreachable
 from apportion.client.wire import retry_after
+
+log = logging.getLogger("apportion.client")
 
 RETRY_STATUSES = frozenset({503})
 #: Failures where the service cannot have answered (or its answer was cut): worth another try.
@@ -67,6 +74,30 @@ def _give_up(retry_state: RetryCallState) -> httpx.Response:
     return response
 
 
+def _announce(retry_state: RetryCallState) -> None:
+    """Before each wait: the request, what went wrong, the attempt and the wait (debug)."""
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    outcome = retry_state.outcome
+    if outcome is None:
+        return
+    if outcome.failed:
+        exc = outcome.exception()
+        what = f"{type(exc).__name__}: {exc}"
+    else:
+        what = f"HTTP {outcome.result().status_code}"
+    method, path = (*retry_state.args, "", "")[:2]
+    wait = retry_state.next_action.sleep if retry_state.next_action is not None else 0.0
+    log.debug(
+        "%s %s: attempt %d failed (%s); retrying in %.2f s",
+        method,
+        path,
+        retry_state.attempt_number,
+        what,
+        wait,
+    )
+
+
 def retry_settings(retries: int, max_wait: float) -> dict[str, Any]:
     """Keyword arguments for `tenacity.Retrying` / `AsyncRetrying`: at most `retries` more
     attempts after the first, each wait at most `max_wait` seconds."""
@@ -79,4 +110,5 @@ def retry_settings(retries: int, max_wait: float) -> dict[str, Any]:
         "wait": WaitRetryAfter(BACKOFF, max_wait),
         "retry": retry_if_exception_type(TRANSIENT) | retry_if_result(_saturated),
         "retry_error_callback": _give_up,
+        "before_sleep": _announce,
     }

@@ -19,7 +19,7 @@ import numpy as np
 from apportion.simulator.baselines import ALIASES, KEYS
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact import Enactor, make_enactor, policy_options
-from apportion.simulator.policies import make_decider
+from apportion.simulator.policies import canonical, make_decider
 from apportion.simulator.result import SimulationResult, build_result
 from apportion.simulator.series import Series
 from apportion.simulator.state import DONE, EPS, JobTable, Running, advance
@@ -31,6 +31,7 @@ Progress = Callable[[int, float], None]
 
 class Engine:
     def __init__(self, trace: Trace, config: SimConfig, progress: Progress | None = None) -> None:
+        config = canonical(config)  # a foreign policy name read as ours, with its options
         self.config = config
         self.table = JobTable.from_trace(trace)
         baseline = config.policy in KEYS or config.policy in ALIASES

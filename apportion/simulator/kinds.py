@@ -28,6 +28,8 @@ class TraceKind:
     #: A generator rather than a file: `jobs` and `load` are its own parameters, not cuts
     #: and scalings applied to what it read.
     generated: bool = False
+    #: Jobs are Gavel job types with throughputs from its table (a throughputs file replaces it).
+    gavel_table: bool = False
 
     def read(self, spec: TraceSpec) -> Trace:
         trace: Trace = importlib.import_module(self.module).from_spec(spec)
@@ -40,6 +42,7 @@ KINDS: tuple[TraceKind, ...] = (
         "apportion.simulator.traces.gavel",
         "a Gavel .trace file (96-job max_min_fairness.trace)",
         "8 V100, 16 P100, 24 K80",
+        gavel_table=True,
     ),
     TraceKind(
         "poisson",
@@ -47,6 +50,7 @@ KINDS: tuple[TraceKind, ...] = (
         "the arrival rate in jobs per hour (Gavel's generator)",
         "36 of each type",
         generated=True,
+        gavel_table=True,
     ),
     TraceKind(
         "chronus",

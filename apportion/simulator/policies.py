@@ -3,15 +3,19 @@
 `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
 job at its mean speed over the cluster's GPUs of the types it can use) and
 `finish_time_fairness_agnostic` (the policy shown every job at that one speed, see
-`simulator.clients.TypeBlindPolicy`)."""
+`simulator.clients.TypeBlindPolicy`). A foreign name (Gavel's `max_min_fairness_packed`) runs as
+ours with the options it implies, so the simulator builds what they need (pairs for space
+sharing)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from apportion.simulator.baselines import ALIASES, KEYS, Baseline
 from apportion.simulator.clients import ApportionPolicy, Decider, TypeBlindPolicy
+from apportion.simulator.config import SimConfig
 
 #: Named variants of apportion policies with fixed options.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -46,6 +50,30 @@ def make_decider(name: str, options: Mapping[str, Any], http: str | None = None)
     if name in TYPE_BLIND:
         return TypeBlindPolicy(TYPE_BLIND[name], options, http)
     return ApportionPolicy(name, options, http)
+
+
+def canonical(config: SimConfig) -> SimConfig:
+    """`config` with a foreign policy name (Gavel's) replaced by ours and the options it
+    implies, so every part of the simulation reads one name (pairs for space sharing, the
+    history finish-time fairness needs); raises ValueError when an option contradicts them."""
+    policy, implied = implied_options(config.policy)
+    if not implied and policy == config.policy:
+        return config
+    clashes = [k for k, v in implied.items() if k in config.options and config.options[k] != v]
+    if clashes:
+        given = ", ".join(f"{k}={config.options[k]!r}" for k in clashes)
+        raise ValueError(f"policy {config.policy!r} implies {implied}; {given} contradicts it")
+    return replace(config, policy=policy, options={**implied, **config.options})
+
+
+def implied_options(name: str) -> tuple[str, dict[str, Any]]:
+    """Our policy for `name` and the options the name implies (none for our own names)."""
+    from apportion.solver.registry import resolve
+
+    resolved = resolve(name)
+    if resolved is None or not resolved.note:
+        return name, {}
+    return resolved.policy, dict(resolved.options)
 
 
 def policy_names() -> tuple[str, ...]:

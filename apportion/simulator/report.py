@@ -12,6 +12,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -22,20 +23,21 @@ from apportion.simulator.engine import Progress as OnStep
 from apportion.simulator.result import SimulationResult
 from apportion.simulator.sweep import RunSpec
 
-#: Columns of the summary table: (summary key, header, format).
+#: Columns of the summary table: (summary key, header, format): counts whole, fractions as
+#: percentages with one decimal, every other quantity with two.
 COLUMNS = (
     ("finished", "done", "{:.0f}"),
     ("jct_mean", "JCT h", "{:.2f}"),
     ("jct_p95", "p95 h", "{:.2f}"),
     ("jct_p99", "p99 h", "{:.2f}"),
-    ("makespan", "span h", "{:.1f}"),
+    ("makespan", "span h", "{:.2f}"),
     ("queueing_delay_mean", "queue h", "{:.2f}"),
     ("ftf_rho_max", "max ρ", "{:.2f}"),
-    ("utilization", "util", "{:.0%}"),
-    ("deadline_met_fraction", "SLOs", "{:.0%}"),
+    ("utilization", "util", "{:.1%}"),
+    ("deadline_met_fraction", "SLOs", "{:.1%}"),
     ("policy_calls", "calls", "{:.0f}"),
-    ("policy_seconds", "policy s", "{:.1f}"),
-    ("wall_seconds", "wall s", "{:.1f}"),
+    ("policy_seconds", "policy s", "{:.2f}"),
+    ("wall_seconds", "wall s", "{:.2f}"),
 )
 HOURS = frozenset({"jct_mean", "jct_p95", "jct_p99", "makespan", "queueing_delay_mean"})
 
@@ -65,17 +67,42 @@ def simulation_progress(label: str, jobs: int, console: Console | None = None) -
         yield update
 
 
+class SweepBar:
+    """The sweep's callbacks for a progress bar: `started` as each run is handed to a worker,
+    `done` as each finishes; the bar counts finished runs and names the ones running."""
+
+    def __init__(self, bar: Progress, task: TaskID) -> None:
+        self.bar = bar
+        self.task = task
+        self.running: dict[int, str] = {}
+
+    def started(self, run: RunSpec) -> None:
+        self.running[id(run)] = _name(run)
+        self._show()
+
+    def done(self, run: RunSpec, result: SimulationResult) -> None:
+        self.running.pop(id(run), None)
+        self.bar.advance(self.task)
+        self._show()
+
+    def _show(self) -> None:
+        names = list(self.running.values())
+        note = f"{len(names)} started: {', '.join(names[:2])}" + (" …" if len(names) > 2 else "")
+        self.bar.update(self.task, note=note if names else "")
+
+
+def _name(run: RunSpec) -> str:
+    labels = run.labels()
+    load = f" load {labels['load']:g}" if labels["load"] is not None else ""
+    return f"{labels['policy']} {labels['trace']}{load}"
+
+
 @contextmanager
-def sweep_progress(runs: int, console: Console | None = None) -> Iterator[Any]:
-    """A bar over finished runs; yields the sweep's `on_done` callback."""
+def sweep_progress(runs: int, console: Console | None = None) -> Iterator[SweepBar]:
+    """A bar over finished runs that names the runs in progress; yields its callbacks
+    (`run_sweep(..., on_start=bar.started, on_done=bar.done)`)."""
     with _bar(console) as bar:
-        task = bar.add_task("sweep", total=runs, note="")
-
-        def done(run: RunSpec, result: SimulationResult) -> None:
-            labels = run.labels()
-            bar.update(task, advance=1, note=f"{labels['policy']} {labels['trace']}")
-
-        yield done
+        yield SweepBar(bar, bar.add_task("sweep", total=runs, note="starting"))
 
 
 def _cell(key: str, value: Any, pattern: str) -> str:

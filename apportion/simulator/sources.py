@@ -4,7 +4,9 @@ source is and their default cluster).
 
 `load` scales a file trace's arrival rate (2 = arrivals twice as dense) and is the rate itself
 for `poisson`; `jobs` keeps the first N jobs of a file trace; `cluster` ({type: GPUs}) with
-`gpus_per_node` replaces the trace's cluster (one type for the single-type kinds).
+`gpus_per_node` replaces the trace's cluster (one type for the single-type kinds); `throughputs`,
+a file in Gavel's throughputs format, replaces the bundled table of the kinds built on Gavel's
+job types.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from apportion.simulator.kinds import find_kind
+from apportion.simulator.kinds import KINDS, find_kind
 from apportion.simulator.trace import Cluster, Trace
+
+if TYPE_CHECKING:
+    from apportion.refdata.gavel import GavelTable
 
 
 @dataclass(frozen=True)
@@ -27,9 +32,16 @@ class TraceSpec:
     load: float | None = None
     cluster: Mapping[str, int] | None = field(default=None, hash=False)
     gpus_per_node: int | None = None
+    throughputs: str | None = None  # Gavel's throughputs file, for the kinds that read one
 
     def __post_init__(self) -> None:
         kind = find_kind(self.kind)
+        if self.throughputs is not None and not kind.gavel_table:
+            readers = ", ".join(k.name for k in KINDS if k.gavel_table)
+            raise ValueError(
+                f"throughputs: {self.kind} traces carry their own; a Gavel throughputs file "
+                f"applies to {readers}"
+            )
         if self.jobs is not None and self.jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {self.jobs}")
         if self.load is not None and not self.load > 0:
@@ -55,6 +67,15 @@ def cluster_of(spec: TraceSpec) -> Cluster | None:
     if spec.cluster is None:
         return None
     return Cluster.uniform(dict(spec.cluster), spec.gpus_per_node or 4)
+
+
+def gavel_table_of(spec: TraceSpec) -> GavelTable | None:
+    """The table in the spec's Gavel throughputs file; None: the bundled one."""
+    if spec.throughputs is None:
+        return None
+    from apportion.simulator.traces.gavel_table import read_throughputs
+
+    return read_throughputs(spec.throughputs)
 
 
 def single_type_nodes(spec: TraceSpec) -> dict[str, Any]:

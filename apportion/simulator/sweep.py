@@ -18,7 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from itertools import product
 from typing import Any
@@ -30,6 +30,9 @@ from apportion.simulator.result import SimulationResult
 from apportion.simulator.sources import TraceSpec
 
 Policy = str | tuple[str, Mapping[str, Any]]
+
+#: How often a sweep looks for runs that have started (for `on_start`).
+POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -134,10 +137,13 @@ def run_sweep(
     *,
     workers: int | None = None,
     on_done: Callable[[RunSpec, SimulationResult], None] | None = None,
+    on_start: Callable[[RunSpec], None] | None = None,
 ) -> SweepResult:
     """Run every run of `spec` on `executor` (default: `default_executor(workers)`, shut down
-    afterwards); `on_done` is called as each finishes (progress bars). Results keep the spec's
-    order whatever order the runs finish in."""
+    afterwards); `on_start` is called as each run is handed to a worker (its future is running:
+    a process pool hands over at most one run more than it has workers) and `on_done` as each
+    finishes (progress bars). Results keep the spec's order whatever order the runs finish
+    in."""
     import time
 
     runs = spec.runs() if isinstance(spec, SweepSpec) else list(spec)
@@ -149,11 +155,20 @@ def run_sweep(
             pool.submit(run_one, run): i for i, run in enumerate(runs)
         }
         results: list[SimulationResult | None] = [None] * len(runs)
-        for future in as_completed(futures):
-            i = futures[future]
-            results[i] = future.result()
-            if on_done is not None:
-                on_done(runs[i], future.result())
+        pending = set(futures)
+        seen: set[Future[SimulationResult]] = set()
+        while pending:
+            finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+            if on_start is not None:
+                for future in sorted(futures.keys() - seen, key=futures.__getitem__):
+                    if future.running() or future.done():
+                        seen.add(future)
+                        on_start(runs[futures[future]])
+            for future in sorted(finished, key=futures.__getitem__):
+                i = futures[future]
+                result = results[i] = future.result()
+                if on_done is not None:
+                    on_done(runs[i], result)
     finally:
         if owned:
             pool.shutdown(cancel_futures=True)

@@ -54,10 +54,13 @@ class InputError(ValueError):
             ]
         )
 
-    def one_line(self) -> str:
-        shown = "; ".join(f"{e.path}: {e.msg}" for e in self.errors[:5])
-        more = len(self.errors) - 5
-        return shown + (f"; and {more} more" if more > 0 else "")
+    def one_line(self, limit: int | None = 5) -> str:
+        """Every error as `path: reason`, joined by "; ": the first `limit` of them and how many
+        more (None: all, as the command line reports them)."""
+        shown = self.errors if limit is None else self.errors[:limit]
+        text = "; ".join(f"{e.path}: {e.msg}" for e in shown)
+        more = len(self.errors) - len(shown)
+        return text + (f"; and {more} more" if more > 0 else "")
 
 
 def _clean_msg(msg: str) -> str:

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from pydantic import ValidationError
@@ -20,7 +20,7 @@ from apportion.solver.context import Captured, ExportContext, SolveContext, desc
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import PolicyOptions, SolveOptions
 from apportion.solver.policy import AnyPolicy, Outcome
-from apportion.solver.registry import DEFAULT_POLICY, NAMES, find_policy
+from apportion.solver.registry import DEFAULT_POLICY, find_policy, resolve, unknown_policy
 from apportion.solver.result import Explanation, GpuTypeUsage, JobResult, SolveResult, SolverReport
 from apportion.solver.snapshot import Snapshot, parse_snapshot
 from apportion.solver.status import Status
@@ -44,12 +44,15 @@ def solve(
     with paused_gc():
         load_seconds = preload(snapshot, policy)
         loaded = time.perf_counter()
-        snap, chosen, common, own = prepare(snapshot, policy, {**(options or {}), **more_options})
+        request = prepare(snapshot, policy, {**(options or {}), **more_options})
+        snap, chosen, common, own, _ = request
         problem = ClusterArrays.from_snapshot(snap)
         validated = time.perf_counter()
         ctx = SolveContext.for_request(common)
         outcome = chosen.run(snap, problem, own, ctx)
         result = to_result(chosen, problem, outcome, ctx)
+    if request.note:
+        result.policy_note = request.note
     result.solver.load_seconds = load_seconds
     result.solver.validate_seconds = validated - loaded
     result.solver.total_seconds = time.perf_counter() - started
@@ -113,7 +116,7 @@ def export_model(
         raise InputError.single(
             ("export",), f"{target!r}: give a file ending in {' or '.join(EXPORT_SUFFIXES)}"
         )
-    snap, chosen, common, own = prepare(snapshot, policy, options or {})
+    snap, chosen, common, own, _ = prepare(snapshot, policy, options or {})
     try:
         chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ExportContext(common, target))
     except Captured as captured:
@@ -124,14 +127,54 @@ def export_model(
     return ExportedModel(target, m.name, m.num_cols, m.num_rows, int(m.matrix.nnz), ints)
 
 
+class Prepared(NamedTuple):
+    """A validated request; `note` says how a foreign policy name was read (empty for ours)."""
+
+    snapshot: Snapshot
+    policy: AnyPolicy
+    common: SolveOptions
+    own: PolicyOptions
+    note: str = ""
+
+
 def prepare(
     snapshot: Snapshot | Mapping[str, Any], policy: str | None, options: Mapping[str, Any]
-) -> tuple[Snapshot, AnyPolicy, SolveOptions, PolicyOptions]:
-    """Validate the snapshot, the policy name and the options; raises `InputError`."""
-    snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
-    chosen = resolve_policy(policy, snap)
-    common, own = split_options(chosen, options)
-    return snap, chosen, check_backend(chosen, with_defaults(chosen, common)), own
+) -> Prepared:
+    """Validate the snapshot, the policy name and the options; raises one `InputError` with
+    every problem found in any of them (as the HTTP API reports them)."""
+    errors: list[FieldError] = []
+    snap: Snapshot | None = snapshot if isinstance(snapshot, Snapshot) else None
+    if snap is None:
+        try:
+            snap = parse_snapshot(snapshot)
+        except InputError as exc:
+            errors.extend(exc.errors)
+    named = policy or (snap.policy if snap is not None else _named_in(snapshot))
+    request = checked_request(named, options)
+    if errors or snap is None or isinstance(request, InputError):
+        more = request.errors if isinstance(request, InputError) else ()
+        raise InputError([*errors, *more])
+    chosen, common, own, note = request
+    return Prepared(snap, chosen, common, own, note)
+
+
+def checked_request(
+    policy: str | None, options: Mapping[str, Any]
+) -> tuple[AnyPolicy, SolveOptions, PolicyOptions, str] | InputError:
+    """The policy `policy` names with its validated options and note, or every problem with
+    the name and the options (returned, so a caller can report them with others)."""
+    try:
+        chosen, implied, note = resolve_policy(policy, options)
+        common, own = split_options(chosen, {**implied, **options})
+        return chosen, check_backend(chosen, with_defaults(chosen, common)), own, note
+    except InputError as exc:
+        return exc
+
+
+def _named_in(snapshot: Snapshot | Mapping[str, Any]) -> str | None:
+    """The policy an unparsable snapshot names, if it names one by a string."""
+    named = snapshot.get("policy") if isinstance(snapshot, Mapping) else None
+    return named if isinstance(named, str) else None
 
 
 def with_defaults(policy: AnyPolicy, options: SolveOptions) -> SolveOptions:
@@ -175,14 +218,27 @@ def check_backend(policy: AnyPolicy, options: SolveOptions) -> SolveOptions:
     return options.model_copy(update={"solver": solver})
 
 
-def resolve_policy(name: str | None, snapshot: Snapshot) -> AnyPolicy:
-    wanted = name or snapshot.policy or DEFAULT_POLICY
-    found = find_policy(wanted)
-    if found is None:
-        raise InputError.single(
-            ("policy",), f"unknown policy {wanted!r}; choose one of {', '.join(NAMES)}"
+def resolve_policy(
+    name: str | None, options: Mapping[str, Any]
+) -> tuple[AnyPolicy, dict[str, Any], str]:
+    """The policy `name` means (default: max-min fairness), the options its name implies and
+    the note that says so. An option given against what the name implies is an error."""
+    wanted = name or DEFAULT_POLICY
+    resolved = resolve(wanted)
+    found = None if resolved is None else find_policy(resolved.policy)
+    if resolved is None or found is None:
+        raise InputError.single(("policy",), unknown_policy(wanted))
+    clashes = [
+        FieldError(
+            ("options", key),
+            f"policy {wanted!r} implies {key}={value!r}; give {resolved.policy} to choose it",
         )
-    return found
+        for key, value in resolved.options.items()
+        if key in options and options[key] != value
+    ]
+    if clashes:
+        raise InputError(clashes)
+    return found, dict(resolved.options), resolved.note
 
 
 def split_options(policy: AnyPolicy, raw: Mapping[str, Any]) -> tuple[SolveOptions, PolicyOptions]:

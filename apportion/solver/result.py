@@ -174,6 +174,12 @@ class SolveResult(BaseModel):
     gpu_types: list[GpuTypeUsage] = Field(default_factory=list)
     summary: dict[str, Any] = Field(default_factory=dict, description="Policy-specific totals.")
     warnings: list[str] = Field(default_factory=list)
+    policy_note: str | None = Field(
+        None,
+        exclude_if=lambda value: value is None,
+        description="Present when the policy was named in another system's vocabulary (Gavel's "
+        "`max_min_fairness_packed`): which of ours solved it, with the options the name implies.",
+    )
     solver: SolverReport
     explanation: Explanation | None = Field(
         None,

@@ -4,10 +4,16 @@ wait as `Retry-After` says and try again, and say so clearly once their retries 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
-from apportion.client import ApportionClient, AsyncApportionClient, ServiceUnavailable
+from apportion.client import (
+    ApportionClient,
+    AsyncApportionClient,
+    ServiceUnavailable,
+    ServiceUnreachable,
+)
 from apportion.solver import Status
 from tests.api.service import Service
 from tests.client.busy import PROBE_SNAPSHOT, AsyncRecording, Recording, gaps, occupy
@@ -59,3 +65,23 @@ def test_the_wait_is_capped_by_max_retry_wait(service: Service) -> None:
     assert len(transport.attempts) == 3
     assert max(gaps(transport.attempts)) < RETRY_AFTER * 0.8
     busy.join(timeout=60)
+
+
+def test_each_retry_against_a_dead_service_is_logged_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from tests.api.service import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    caplog.set_level(logging.DEBUG, logger="apportion.client")
+    with (
+        ApportionClient(dead, retries=2, max_retry_wait=0.05) as api,
+        pytest.raises(ServiceUnreachable) as unreachable,
+    ):
+        api.policies()
+    assert "after 3 attempts" in str(unreachable.value)
+    said = [r.getMessage() for r in caplog.records if r.name == "apportion.client"]
+    assert len(said) == 2 and all(r.levelno == logging.DEBUG for r in caplog.records)
+    for attempt, line in enumerate(said, start=1):
+        assert line.startswith(f"GET /v1/policies: attempt {attempt} failed (ConnectError")
+        assert "retrying in 0.05 s" in line

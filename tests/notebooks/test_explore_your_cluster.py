@@ -1,7 +1,8 @@
 """notebooks/explore_your_cluster.ipynb in a real kernel at its small size: every plot is drawn,
 its Pareto fronts are the non-dominated points (recomputed here from the points it quotes), the
 min_cost_slo curve behaves as looser deadlines must (more SLOs met, then a lower price), and
-removing a GPU type never raises the best throughput while adding GPUs never lowers it."""
+removing a GPU type never raises the best throughput while adding GPUs never lowers it, and
+water filling keeps max-min's minimum while giving the other jobs more."""
 
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def quoted(notebook: Any) -> dict[str, Any]:
 
 def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:
     plotting = [cell for cell in code_cells(notebook) if "plt.show()" in cell.source]
-    assert len(plotting) == 4  # SLO cost curve, the fronts, GPU types, one allocation
-    assert [images(cell) for cell in plotting] == [1, 1, 1, 1]
+    # SLO cost curve, the fronts, GPU types, water filling against one LP, one allocation
+    assert len(plotting) == 5
+    assert [images(cell) for cell in plotting] == [1, 1, 1, 1, 1]
 
 
 def test_it_ran_the_bundled_snapshot_at_the_small_size(quoted: dict[str, Any]) -> None:
@@ -99,3 +101,10 @@ def test_on_the_oversubscribed_snapshot_only_min_cost_slo_is_cheaper(
         assert score["cost"] == pytest.approx(whole, rel=TOLERANCE), label
     cheaper = [k for k, v in quoted["points"].items() if v["cost"] < whole * (1 - TOLERANCE)]
     assert cheaper and all(k.startswith("min cost") for k in cheaper)
+
+
+def test_water_filling_keeps_the_minimum_and_raises_the_rest(quoted: dict[str, Any]) -> None:
+    single, leximin = quoted["water_filling"]["max-min, one LP"], quoted["water_filling"]["water filling"]
+    assert leximin["min"] == pytest.approx(single["min"], rel=1e-6)
+    assert leximin["median"] > single["median"] and leximin["sum"] > single["sum"]
+    assert quoted["water_filling"]["levels"] > 1

@@ -26,8 +26,9 @@ def quoted(notebook: Any) -> dict[str, Any]:
 
 def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:
     plotting = [cell for cell in code_cells(notebook) if "plt.show()" in cell.source]
-    # physical, against Gavel's simulator, JCT against load, JCT CDF, makespan, ρ CDF
-    assert len(plotting) == 6
+    # physical, against Gavel's simulator, JCT against load, the queue over time, JCT CDF,
+    # makespan, ρ CDF
+    assert len(plotting) == 7
     assert [images(cell) for cell in plotting] == [1] * len(plotting)
 
 
@@ -60,3 +61,16 @@ def test_each_policy_lands_at_or_below_gavels_own_simulator(quoted: dict[str, An
     assert set(against) == {"max_min_fairness", "water_filling", "finish_time_fairness"}
     for figures in against.values():
         assert figures["apportion"] <= figures["gavel"]
+
+
+def test_the_capacity_bounds_put_type_blind_below_aware(quoted: dict[str, Any]) -> None:
+    bounds = quoted["capacity_jobs_per_h"]
+    # Gavel's mix on 36 / 36 / 36: about 2.8 jobs/h at best, 2.3 at every job's mean speed.
+    assert 2.0 < bounds["type-blind"] < bounds["aware"] < 3.5
+
+
+def test_the_queue_is_counted_for_every_policy(quoted: dict[str, Any]) -> None:
+    assert quoted["queue_load"] in {float(load) for load in quoted["load_ratio"]}
+    assert set(quoted["queue"]) == {"agnostic max-min", "aware max-min", "aware + space sharing"}
+    for counts in quoted["queue"].values():
+        assert 0 < counts["at_a_third"] and 0 <= counts["at_last_arrival"]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+from apportion.refdata.synthetic import GAVEL_TABLE
 from apportion.simulator.trace import Cluster, Deadline, Trace, TraceJob
 
 
@@ -37,3 +41,19 @@ def trace(jobs: Sequence[TraceJob], gpus: dict[str, int] | None = None, per_node
     cluster = Cluster.uniform(gpus or {"v100": 1}, per_node)
     ordered = tuple(sorted(jobs, key=lambda j: j.arrival))
     return Trace(name="hand-made", jobs=ordered, cluster=cluster, source="tests")
+
+
+def gavel_throughputs_file(path: Path, scale: float = 1.0) -> Path:
+    """The bundled table written in Gavel's own format (tuple keys, "null", pairs)."""
+    compact = json.loads(GAVEL_TABLE.read_text())
+    out: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in compact["gpu_types"]}
+    for entry in compact["job_types"]:
+        key = repr((entry["model"], entry["scale_factor"]))
+        for gpu in compact["gpu_types"]:
+            out[gpu][key] = {"null": scale * entry["throughput"].get(gpu, 0.0)}
+    for pair in compact["pairs"]:
+        a, b = repr(tuple(pair["a"])), repr(tuple(pair["b"]))
+        for gpu, (x, y) in pair["throughput"].items():
+            out[gpu][a][b], out[gpu][b][a] = [scale * x, scale * y], [scale * y, scale * x]
+    path.write_text(json.dumps(out))
+    return path

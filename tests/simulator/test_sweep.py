@@ -76,3 +76,26 @@ def test_the_default_pool_spawns_one_worker_per_core_asked() -> None:
         assert pool._max_workers == 2
     finally:
         pool.shutdown()
+
+
+def test_each_run_is_announced_when_it_starts_and_before_it_ends() -> None:
+    runs = SweepSpec(
+        policies=("srtf", "las", "fifo_baseline"), traces=(TraceSpec("gavel", jobs=4),)
+    ).runs()
+    events: list[tuple[str, str]] = []
+    executor = default_executor(1)
+    try:
+        run_sweep(
+            runs,
+            executor,
+            on_start=lambda run: events.append(("start", run.config.policy)),
+            on_done=lambda run, _: events.append(("done", run.config.policy)),
+        )
+    finally:
+        executor.shutdown()
+    for run in runs:
+        policy = run.config.policy
+        assert events.count(("start", policy)) == 1 and events.count(("done", policy)) == 1
+        assert events.index(("start", policy)) < events.index(("done", policy))
+    # One worker: a run's start is seen before an earlier run is done (no waiting for results).
+    assert events[0] == ("start", "srtf")

@@ -42,7 +42,7 @@ class TraceError(InputError):
             return f"{self.source} (job {self.item!r})"
         return self.source
 
-    def one_line(self) -> str:
+    def one_line(self, limit: int | None = 5) -> str:
         return f"{self.where}: {self.reason}"
 
     def __reduce__(self) -> tuple[object, ...]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from apportion.refdata import SOURCE
 from apportion.refdata.gavel import GavelTable, JobType
 from apportion.refdata.synthetic import load_gavel_table
-from apportion.simulator.sources import TraceSpec, cluster_of
+from apportion.simulator.sources import TraceSpec, cluster_of, gavel_table_of
 from apportion.simulator.trace import Cluster, Deadline, Trace, TraceJob
 from apportion.simulator.traces.errors import TraceError
 from apportion.simulator.traces.parsing import Row, read_lines
@@ -207,7 +207,7 @@ def _job(row: Row, job_id: str, types: JobTypes, reference_type: str) -> TraceJo
 
 def from_spec(spec: TraceSpec) -> Trace:
     """The trace a `TraceSpec` of kind `gavel` names (`simulator.kinds`)."""
-    cluster = cluster_of(spec)
+    cluster, table = cluster_of(spec), gavel_table_of(spec)
     if spec.source is None:
-        return read_gavel_trace(cluster=cluster)
-    return read_gavel_trace(spec.source, cluster=cluster)
+        return read_gavel_trace(cluster=cluster, table=table)
+    return read_gavel_trace(spec.source, cluster=cluster, table=table)

@@ -26,7 +26,7 @@ import numpy as np
 
 from apportion.refdata.gavel import GavelTable, JobType
 from apportion.refdata.synthetic import load_gavel_table
-from apportion.simulator.sources import TraceSpec, cluster_of
+from apportion.simulator.sources import TraceSpec, cluster_of, gavel_table_of
 from apportion.simulator.trace import Cluster, Trace
 from apportion.simulator.traces.gavel import REFERENCE_TYPE, JobTypes
 from apportion.solver.errors import InputError
@@ -120,4 +120,6 @@ def from_spec(spec: TraceSpec) -> Trace:
     """The trace a `TraceSpec` of kind `poisson` names: its `load` (else its source) is the
     rate in jobs per hour, `jobs` the count (100 unless given)."""
     rate = spec.load if spec.load is not None else float(spec.source or "nan")
-    return poisson_trace(rate, spec.jobs or 100, spec.seed, cluster=cluster_of(spec))
+    return poisson_trace(
+        rate, spec.jobs or 100, spec.seed, cluster=cluster_of(spec), table=gavel_table_of(spec)
+    )

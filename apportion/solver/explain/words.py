@@ -86,7 +86,7 @@ def group_texts(
         if full_names and code is not Reason.CAPACITY:
             parts.append(f"{_join(full_names)} capacity binding")
         if fill[top] and gain[top] > 0:
-            parts.append(f"would gain {gain[top]:.2g} per unit of {names[top]} time, none is free")
+            parts.append(gain_clause(names[top], gain[top]))
         elif any(cheap):
             lost = [n for n, c in zip(names, cheap, strict=True) if c]
             parts.append(f"its {_join(lost)} time is worth less than it costs")
@@ -136,6 +136,12 @@ class _Words:
         if full:
             return Reason.CAPACITY, f"{_join(full)} capacity binding: no idle GPU it can use"
         return Reason.NOT_HELD, "nothing binds: other optima give it more or less at no cost"
+
+
+def gain_clause(name: str, gain: float) -> str:
+    """The last clause of a job's `why` where a fully used type would be worth `gain` per unit
+    of its time to the objective (a table shows it in a column of its own)."""
+    return f"would gain {gain:.2g} per unit of {name} time, none is free"
 
 
 def _join(names: list[str]) -> str:

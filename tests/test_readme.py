@@ -1,0 +1,120 @@
+"""Every Python and shell snippet of README.md, executed as written.
+
+Python snippets run as script files in a fresh interpreter (as a reader pastes them into a
+file: a process pool's workers import that file again), from the repository root. Shell
+snippets run in bash, `set -e`, in a scratch folder that sees the repository's `.venv`,
+`fixtures` and `apportion` (so the files they write land there). Snippets that call the
+service at 127.0.0.1:8000 get a real one, started as the README starts it, on a free port
+written in place of 8000. A snippet that cannot run here is preceded by a
+`<!-- not run: REASON -->` comment; every other `bash` or `python` block runs, so a new snippet
+is tested unless its author says why not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.api.service import Service, running_service
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+SERVICE = "127.0.0.1:8000"
+NOT_RUN = re.compile(r"<!-- not run: (?P<reason>.+?) -->")
+RUNNABLE = ("bash", "python")
+SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Snippet:
+    line: int  # of the opening fence, 1-based
+    language: str
+    code: str
+    skipped: str  # the reason given in the comment above it, "" when it runs
+
+    @property
+    def name(self) -> str:
+        return f"README.md:{self.line} ({self.language})"
+
+    @property
+    def calls_service(self) -> bool:
+        return SERVICE in self.code
+
+
+def snippets(text: str) -> list[Snippet]:
+    """Every fenced block in `text`, with the `not run` reason written just above it."""
+    found, lines = [], text.split("\n")
+    i = 0
+    while i < len(lines):
+        fence = re.match(r"^```(\w*)\s*$", lines[i])
+        if fence is None:
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        above = NOT_RUN.search(lines[i - 1]) if i > 0 else None
+        skipped = above.group("reason") if above else ""
+        found.append(Snippet(i + 1, fence.group(1), "\n".join(lines[i + 1 : end]), skipped))
+        i = end + 1
+    return found
+
+
+ALL = snippets(README.read_text(encoding="utf-8"))
+RUN = [s for s in ALL if s.language in RUNNABLE and not s.skipped]
+
+
+def test_every_runnable_snippet_runs_or_says_why_not() -> None:
+    runnable = [s for s in ALL if s.language in RUNNABLE]
+    assert len(RUN) >= 10, [s.name for s in RUN]
+    for snippet in runnable:
+        if snippet.skipped:
+            assert len(snippet.skipped.split()) >= 4, f"{snippet.name}: give a reason"
+    # A command in a block without a language would escape the test: there are none.
+    untagged = [s for s in ALL if not s.language and s.code.lstrip().startswith((".venv", "solve"))]
+    assert not untagged, [s.name for s in untagged]
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[Service]:
+    with running_service(main=True) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder where `.venv/bin/...`, `fixtures/...` and `apportion/...` resolve as in the
+    repository, and where files the snippets write (result.json, model.lp, ...) land."""
+    folder = tmp_path_factory.mktemp("readme")
+    (folder / ".venv").symlink_to(Path(sys.prefix))
+    for name in ("fixtures", "apportion"):
+        (folder / name).symlink_to(ROOT / name)
+    return folder
+
+
+@pytest.mark.parametrize("snippet", RUN, ids=lambda s: s.name)
+def test_snippet_runs_as_written(
+    snippet: Snippet, request: pytest.FixtureRequest, scratch: Path, tmp_path: Path
+) -> None:
+    code = snippet.code
+    if snippet.calls_service:
+        service: Service = request.getfixturevalue("service")
+        code = code.replace(SERVICE, service.base.removeprefix("http://"))
+    if snippet.language == "python":
+        script = tmp_path / "snippet.py"
+        script.write_text(code, encoding="utf-8")
+        command, cwd = [sys.executable, str(script)], ROOT
+    else:
+        command, cwd = ["bash", "-e", "-o", "pipefail", "-c", code], scratch
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    done = subprocess.run(
+        command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=SECONDS
+    )
+    assert done.returncode == 0, f"{snippet.name}\n{code}\n---\n{done.stdout}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.strip(), f"{snippet.name} printed nothing"
