@@ -57,10 +57,26 @@ def certify(model: CompiledModel, x: FloatArray, row_dual: FloatArray) -> Certif
 
 
 def _lagrangian(model: CompiledModel, y: FloatArray, cost: FloatArray) -> float:
-    """L(y) of the minimization of cost·x (see the module docstring)."""
+    """L(y) of the minimization of cost·x (see the module docstring), or of L(α y) when a
+    column unbounded above has a reduced cost short of 0 only by rounding: at an optimum the
+    level t's cost is met by Σ_g w_g μ_g = 1, which rounding leaves 1 − 1e-16 short, and
+    scaling the duals by α = c_j / (a_jᵀ y) restores it (every bound L(α y) is valid)."""
     lo, up = model.row_lower, model.row_upper
     y = np.where(np.isfinite(lo), y, np.minimum(y, 0.0))
     y = np.where(np.isfinite(up), y, np.maximum(y, 0.0))
+    value = _bound_at(model, y, cost)
+    if np.isfinite(value):
+        return value
+    priced = model.matrix.T @ y
+    stuck = (cost - priced < 0) & ~np.isfinite(model.col_upper)
+    if not stuck.any() or not ((cost[stuck] < 0) & (priced[stuck] < 0)).all():
+        return value
+    alpha = float((cost[stuck] / priced[stuck]).max())
+    return _bound_at(model, alpha * y, cost)
+
+
+def _bound_at(model: CompiledModel, y: FloatArray, cost: FloatArray) -> float:
+    lo, up = model.row_lower, model.row_upper
     rows = float(np.where(y > 0, y * np.where(np.isfinite(lo), lo, 0.0), 0.0).sum())
     rows += float(np.where(y < 0, y * np.where(np.isfinite(up), up, 0.0), 0.0).sum())
     d = cost - model.matrix.T @ y

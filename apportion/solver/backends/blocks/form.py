@@ -28,7 +28,6 @@ IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
 
-
 class ShapeError(ValueError):
     """The model does not have the block shape it declares."""
 
@@ -125,12 +124,16 @@ def block_form(model: CompiledModel, shape: BlockShape) -> BlockForm:
         raise ShapeError(f"{glob.size} linking columns (at most {MAX_LINKING_COLUMNS})")
     a, lv, slot_link = _block_entries(model, cols, row_block, row_pos, link_index, nr)
     g, h = _linking_entries(model, glob, rows, link_rows, free)
-    lower = np.concatenate([np.where(cols >= 0, model.col_lower[cols], 0.0).ravel(), model.col_lower[glob]])
+    lower = np.concatenate(
+        [np.where(cols >= 0, model.col_lower[cols], 0.0).ravel(), model.col_lower[glob]]
+    )
     if not np.all(np.isfinite(lower)):
         raise ShapeError("a column without a finite lower bound")
     col_index = np.concatenate([cols.ravel(), glob])
     row_loc = np.where(present & ~free[rows], rows, -1)
-    return _assemble(model, nb, nr, nc, a, lv, slot_link, g, h, lower, col_index, row_loc, link_rows)
+    return _assemble(
+        model, nb, nr, nc, a, lv, slot_link, g, h, lower, col_index, row_loc, link_rows
+    )
 
 
 def _block_entries(
@@ -262,9 +265,7 @@ def scaled(form: BlockForm) -> BlockForm:
     link_max = np.abs(form.h).max(axis=1, initial=0.0)
     linked = form.slot_link >= 0
     np.maximum.at(link_max, form.slot_link[linked], per_slot[linked])
-    s_link = 1.0 / np.maximum.reduce(
-        [np.ones_like(link_max), np.abs(form.rhs_link), link_max]
-    )
+    s_link = 1.0 / np.maximum.reduce([np.ones_like(link_max), np.abs(form.rhs_link), link_max])
     gathered = np.append(s_link, 1.0)[form.slot_link]
     nx = form.blocks * form.slots + form.linking_cols
     slack_scale = np.concatenate([s_loc.ravel(), s_link])

@@ -15,7 +15,8 @@ and each linking column p (the level t) adds the dense rank one term θ_p w_p w_
 
 (the second block row scaled by 1 / (1 + θ_p) to keep it bounded). Everything per block is
 vectorized across blocks: B_b is factored (LDLᵀ, unrolled over its R rows) for all blocks at
-once, and Σ_b E_bᵀ B_b⁻¹ E_b is one matrix product of (blocks · R) × (K + 1) arrays.
+once, and Σ_b E_bᵀ B_b⁻¹ E_b is R matrix products of
+blocks × (K + 1) arrays.
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ DUAL_REGULARIZATION = 1e-10
 
 @dataclass(frozen=True, eq=False)
 class Factor:
-    """A Θ Aᵀ factored for one Θ: the blocks' LDLᵀ, B⁻¹E and the dense system S."""
+    """A Θ Aᵀ factored for one Θ: each block's LDLᵀ, E and B⁻¹E per block row, and the dense
+    system S."""
 
-    lower: FloatArray  # (B, R, R) unit lower factor
-    pivots: FloatArray  # (B, R)
-    e: FloatArray  # (B, R, L + P)
-    f: FloatArray  # (B, R, L + P) = B⁻¹ E
+    inverse: list[list[FloatArray]]  # [r][q ≤ r]: every block's LDLᵀ (see `_ldl`), each (B,)
+    e: list[FloatArray]  # [r]: (B, L + P)
+    f: list[FloatArray]  # [r]: (B, L + P), rows of B⁻¹E
     s: FloatArray  # (L + P, L + P)
     theta_g: FloatArray  # (P,)
 
@@ -52,44 +53,78 @@ class Factor:
 def factor(form: BlockForm, theta: FloatArray) -> Factor:
     tl, tg, tsl, tsk = form.parts(theta)
     nr, nl = form.rows, form.linking_rows
-    weighted = form.a * tl[:, None, :]
-    blocks = np.empty((form.blocks, nr, nr))
+    weighted = [form.a[:, r, :] * tl for r in range(nr)]
+    blocks = [[np.zeros(0)] * nr for _ in range(nr)]
     for r in range(nr):
         for q in range(r + 1):
-            blocks[:, r, q] = np.einsum("bc,bc->b", weighted[:, r, :], form.a[:, q, :])
-            blocks[:, q, r] = blocks[:, r, q]
-        blocks[:, r, r] += form.sig_loc[:, r] ** 2 * tsl[:, r] + DUAL_REGULARIZATION
-        blocks[:, r, r] = np.where(form.row_valid[:, r], blocks[:, r, r], 1.0)
-    lower, pivots = _ldl(blocks)
-    lvt = form.lv * tl
-    onehot = np.zeros((form.slots, nl))
-    linked = form.slot_link >= 0
-    onehot[np.flatnonzero(linked), form.slot_link[linked]] = 1.0
-    e = np.concatenate([(weighted * form.lv[:, None, :]) @ onehot, form.g], axis=2)
-    f = _ldl_solve(lower, pivots, e)
-    flat_e = e.reshape(-1, e.shape[2])
-    etf = flat_e.T @ f.reshape(-1, e.shape[2])
-    d = (lvt * form.lv).sum(axis=0) @ onehot + form.sig_link**2 * tsk + DUAL_REGULARIZATION
-    s = -etf
+            blocks[r][q] = blocks[q][r] = np.einsum("bc,bc->b", weighted[r], form.a[:, q, :])
+        diag = blocks[r][r] + form.sig_loc[:, r] ** 2 * tsl[:, r] + DUAL_REGULARIZATION
+        blocks[r][r] = np.where(form.row_valid[:, r], diag, 1.0)
+    inverse = _ldl(blocks)
+    e = [_linked(form, w * form.lv, form.g[:, r, :]) for r, w in enumerate(weighted)]
+    f = _apply(inverse, e)
+    s = -sum(er.T @ fr for er, fr in zip(e, f, strict=True))
+    d = form.scatter(np.einsum("bc,bc->c", form.lv * tl, form.lv))
+    d += form.sig_link**2 * tsk + DUAL_REGULARIZATION
     s[:nl, :nl] += np.diag(d)
     s[:nl, nl:] += form.h
     s[nl:, :nl] += form.h.T
     scale = 1.0 / (1.0 + tg)
     s[nl:, :] *= (tg * scale)[:, None]
     s[nl:, nl:] -= np.diag(scale)
-    return Factor(lower, pivots, e, f, s, tg)
+    return Factor(inverse, e, f, s, tg)
 
 
-def solve(form: BlockForm, fac: Factor, r_loc: FloatArray, r_link: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Δy = (A Θ Aᵀ)⁻¹ r, as (block rows (B, R), linking rows (L,))."""
+def _linked(form: BlockForm, per_slot: FloatArray, g: FloatArray) -> FloatArray:
+    """(B, L + P): per-slot values summed into their slot's linking row, then g."""
+    out = np.zeros((form.blocks, form.linking_rows + form.linking_cols))
+    for c in np.flatnonzero(form.slot_link >= 0).tolist():
+        out[:, form.slot_link[c]] += per_slot[:, c]
+    out[:, form.linking_rows :] = g
+    return out
+
+
+def solve(
+    form: BlockForm, fac: Factor, r_loc: FloatArray, r_link: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Δy = (A Θ Aᵀ + δI)⁻¹ r, as (block rows (B, R), linking rows (L,))."""
     nl = form.linking_rows
-    u = _ldl_solve(fac.lower, fac.pivots, r_loc[:, :, None])[:, :, 0]
-    u = np.where(form.row_valid, u, 0.0)
-    etu = fac.e.reshape(-1, fac.e.shape[2]).T @ u.ravel()
+    rows = [np.where(form.row_valid[:, r], r_loc[:, r], 0.0) for r in range(form.rows)]
+    u = [ur[:, 0] for ur in _apply(fac.inverse, [r[:, None] for r in rows])]
+    etu = sum(er.T @ ur for er, ur in zip(fac.e, u, strict=True))
     rhs = np.concatenate([r_link - etu[:nl], -(fac.theta_g / (1.0 + fac.theta_g)) * etu[nl:]])
     small = np.linalg.solve(fac.s, rhs) if rhs.size else rhs
-    dy_loc = u - np.einsum("brk,k->br", fac.f, small)
-    return np.where(form.row_valid, dy_loc, 0.0), small[:nl]
+    dy = np.column_stack([ur - fr @ small for ur, fr in zip(u, fac.f, strict=True)])
+    return np.where(form.row_valid, dy, 0.0), small[:nl]
+
+
+def _ldl(blocks: list[list[FloatArray]]) -> list[list[FloatArray]]:
+    """Every block's LDLᵀ at once, unrolled over its R rows: entry (r, q < r) of the unit
+    lower factor, and the pivots on the diagonal. A pivot below `PIVOT_FLOOR` of its
+    diagonal is lifted to that (a degenerate block: both rows tight on one column)."""
+    nr = len(blocks)
+    low = [[np.zeros(0)] * nr for _ in range(nr)]
+    for j in range(nr):
+        pivot = blocks[j][j] - sum((low[j][k] ** 2 * low[k][k] for k in range(j)), 0.0)
+        low[j][j] = np.maximum(pivot, PIVOT_FLOOR * blocks[j][j])
+        for i in range(j + 1, nr):
+            acc = blocks[i][j] - sum((low[i][k] * low[j][k] * low[k][k] for k in range(j)), 0.0)
+            low[i][j] = acc / low[j][j]
+    return low
+
+
+def _apply(low: list[list[FloatArray]], rhs: list[FloatArray]) -> list[FloatArray]:
+    """B_b⁻¹ applied to per-row right-hand sides (each (B, m)), by the blocks' LDLᵀ."""
+    nr = len(rhs)
+    z = list(rhs)
+    for i in range(nr):
+        for k in range(i):
+            z[i] = z[i] - low[i][k][:, None] * z[k]
+    z = [z[i] / low[i][i][:, None] for i in range(nr)]
+    for i in range(nr - 1, -1, -1):
+        for k in range(i + 1, nr):
+            z[i] = z[i] - low[k][i][:, None] * z[k]
+    return z
 
 
 def refined(
@@ -148,36 +183,4 @@ def refined(
         rz_next = float((rl * zl).sum() + rk @ zk)
         pl, pk = zl + (rz_next / rz) * pl, zk + (rz_next / rz) * pk
         rz = rz_next
-    import os
-    if os.environ.get("IPM_TRACE"):
-        print(f"     pcg rel {best[0] / max(norm, 1e-300):.1e} theta {theta[form.valid].min():.1e}..{theta[form.valid].max():.1e}")
     return best[1], best[2]
-
-
-def _ldl(m: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Unit lower L and pivots d with m_b = L_b diag(d_b) L_bᵀ, for every block at once."""
-    nb, nr, _ = m.shape
-    low = np.zeros_like(m)
-    d = np.empty((nb, nr))
-    for j in range(nr):
-        low[:, j, j] = 1.0
-        dj = m[:, j, j] - sum(low[:, j, k] ** 2 * d[:, k] for k in range(j))
-        d[:, j] = np.maximum(dj, PIVOT_FLOOR * np.maximum(m[:, j, j], 1e-300))
-        for i in range(j + 1, nr):
-            acc = m[:, i, j] - sum(low[:, i, k] * low[:, j, k] * d[:, k] for k in range(j))
-            low[:, i, j] = acc / d[:, j]
-    return low, d
-
-
-def _ldl_solve(low: FloatArray, d: FloatArray, rhs: FloatArray) -> FloatArray:
-    """L diag(d) Lᵀ x = rhs per block; rhs is (B, R, m)."""
-    nr = d.shape[1]
-    z = rhs.copy()
-    for i in range(nr):
-        for k in range(i):
-            z[:, i, :] -= low[:, i, k, None] * z[:, k, :]
-    z /= d[:, :, None]
-    for i in range(nr - 1, -1, -1):
-        for k in range(i + 1, nr):
-            z[:, i, :] -= low[:, k, i, None] * z[:, k, :]
-    return z
