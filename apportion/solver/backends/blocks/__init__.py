@@ -15,7 +15,6 @@ import time
 from typing import ClassVar
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from apportion.solver.backends.base import Backend, Feature, Solution, SolveSettings, reduced_costs
 from apportion.solver.backends.blocks import ipm
@@ -64,6 +63,8 @@ class BlocksBackend(Backend):
             return _refused(model, str(exc), time.perf_counter() - started)
         built = time.perf_counter()
         deadline = None if settings.time_limit is None else started + settings.time_limit
+        from threadpoolctl import threadpool_limits
+
         # BLAS threads beyond the request's own only contend for the cores (measured on the
         # tall, thin products here: 30 ms with OpenBLAS's default threads, 0.6 ms on one).
         with threadpool_limits(limits=settings.threads or 1, user_api="blas"):

@@ -58,6 +58,7 @@ class BlockForm:
     sign: float  # −1 for a maximization (its costs negated), else 1
     scale_loc: FloatArray  # (B, R): each row was multiplied by this (see `scaled`)
     scale_link: FloatArray  # (L,)
+    scale_cost: float = 1.0  # and the costs by this
 
     @property
     def linking_rows(self) -> int:
@@ -254,8 +255,9 @@ def _assemble(
 
 
 def scaled(form: BlockForm) -> BlockForm:
-    """The same problem with each row multiplied by 1 / max(1, |b_i|, max_j |a_ij|), so that
-    right-hand sides and slacks are of order one: a capacity row's N_k in the thousands next
+    """The same problem with the costs divided by the largest and each row multiplied by
+    1 / max(1, |b_i|, max_j |a_ij|), so that costs, right-hand sides and slacks are of order
+    one: a capacity row's N_k in the thousands next
     to time rows of 1 otherwise makes every step a sliver (the interior point's steps are
     measured in the same units for every row). Each slack keeps its row's units."""
     a_max = np.abs(form.a).max(axis=2, initial=0.0)
@@ -271,8 +273,11 @@ def scaled(form: BlockForm) -> BlockForm:
     slack_scale = np.concatenate([s_loc.ravel(), s_link])
     upper = form.upper.copy()
     upper[nx:] = upper[nx:] * slack_scale
+    s_cost = 1.0 / max(float(np.abs(form.cost).max(initial=0.0)), 1e-300)
     return replace(
         form,
+        cost=form.cost * s_cost,
+        scale_cost=s_cost,
         a=form.a * s_loc[:, :, None],
         g=form.g * s_loc[:, :, None],
         lv=form.lv * gathered[None, :],
@@ -301,6 +306,7 @@ def model_duals(
     non-negative dual); 0 for free rows."""
     out = np.zeros(model.num_rows)
     taken = form.row_loc >= 0
-    out[form.row_loc[taken]] = form.sign * (y_loc * form.scale_loc)[taken]
-    out[form.row_link] = form.sign * y_link * form.scale_link
+    sign = form.sign / form.scale_cost
+    out[form.row_loc[taken]] = sign * (y_loc * form.scale_loc)[taken]
+    out[form.row_link] = sign * y_link * form.scale_link
     return out

@@ -30,7 +30,11 @@ STEP_FRACTION = 0.9995
 #: Primal regularization: Θ = (Z/X + V/W + ρ)⁻¹, so no θ exceeds 1/ρ (see `normal`).
 PRIMAL_REGULARIZATION = 1e-10
 
-MAX_ITERATIONS = 200
+MAX_ITERATIONS = 100
+#: A solve whose worst residual has not halved in this many iterations has stalled (a
+#: feasible set thinner than the tolerances, e.g. floors a hair below a job's ceiling): the
+#: caller's general backend then takes the model.
+PATIENCE = 15
 
 
 class Stop(Enum):
@@ -105,6 +109,7 @@ def solve(form: BlockForm, tolerance: float, deadline: float | None) -> Outcome:
         1.0 / (1.0 + bounds.upper),
     )
     last = (np.inf, np.inf, np.inf)
+    best, since = np.inf, 0
     for iteration in range(MAX_ITERATIONS + 1):
         residuals = _residuals(form, it, bounds)
         primal = max(
@@ -116,14 +121,16 @@ def solve(form: BlockForm, tolerance: float, deadline: float | None) -> Outcome:
         last = (primal, dual, abs(pobj - dobj) / (1.0 + abs(pobj)))
         if max(last) <= tolerance:
             return Outcome(Stop.CONVERGED, it, iteration, last)
-        if not np.isfinite(max(last)):
+        best, since = (max(last), 0) if max(last) < 0.5 * best else (best, since + 1)
+        if not np.isfinite(max(last)) or since > PATIENCE:
             return Outcome(Stop.STALLED, it, iteration, last)
         if iteration == MAX_ITERATIONS:
             break
         if deadline is not None and time.perf_counter() > deadline:
             return Outcome(Stop.TIME, it, iteration, last)
         mu = (float(it.x @ it.z) + float(it.w @ it.v)) / pairs
-        it = _step(form, it, residuals, mu, bounds, pairs)
+        with np.errstate(over="ignore", invalid="ignore"):
+            it = _step(form, it, residuals, mu, bounds, pairs)
     return Outcome(Stop.ITERATIONS, it, MAX_ITERATIONS, last)
 
 
