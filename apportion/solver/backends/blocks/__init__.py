@@ -73,12 +73,13 @@ class BlocksBackend(Backend):
         duals = model_duals(form, model, out.point.y_loc, out.point.y_link)
         certificate = certify(model, x, duals)
         termination = TERMINATION[out.stop]
-        if termination is Termination.OPTIMAL and not certificate.proves(GAP, GAP):
+        if termination is Termination.OPTIMAL and not certificate.proves(GAP):
             termination = Termination.INACCURATE
         status, note = settle(termination, model, x)
         detail = (
             f"{out.stop.value} after {out.iterations} iterations; certificate: relative gap "
-            f"{certificate.relative_gap:.1e}, primal violation {certificate.primal_violation:.1e}"
+            f"{certificate.relative_gap:.1e}, primal violation {certificate.primal_violation:.1e}, "
+            f"dual violation {certificate.dual_violation:.1e}"
         )
         return Solution(
             status=status,
@@ -96,6 +97,7 @@ class BlocksBackend(Backend):
                 "relative_gap": certificate.relative_gap,
                 "dual_bound": certificate.bound,
                 "primal_violation": certificate.primal_violation,
+                "dual_violation": certificate.dual_violation,
             },
             termination=termination,
         )

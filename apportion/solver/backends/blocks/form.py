@@ -61,6 +61,12 @@ class BlockForm:
     scale_cost: float = 1.0  # and the costs by this
 
     @property
+    def offset(self) -> float:
+        """cᵀ lo: the objective's part that the shift by the lower bounds takes out of x."""
+        n = self.col_index.size
+        return float(self.cost[:n] @ self.lower)
+
+    @property
     def linking_rows(self) -> int:
         return int(self.h.shape[0])
 

@@ -109,6 +109,7 @@ def solve(form: BlockForm, tolerance: float, deadline: float | None) -> Outcome:
         1.0 / (1.0 + bounds.upper),
     )
     last = (np.inf, np.inf, np.inf)
+    offset = form.offset
     best, since = np.inf, 0
     for iteration in range(MAX_ITERATIONS + 1):
         residuals = _residuals(form, it, bounds)
@@ -118,7 +119,9 @@ def solve(form: BlockForm, tolerance: float, deadline: float | None) -> Outcome:
         )
         dual = _inf(residuals[2] * scales[2])
         pobj, dobj = _objectives(form, it, bounds)
-        last = (primal, dual, abs(pobj - dobj) / (1.0 + abs(pobj)))
+        # Relative to the objective itself, as the certificate measures it (`relative_gap`).
+        size = max(abs(pobj + offset), abs(dobj + offset), 1e-12)
+        last = (primal, dual, abs(pobj - dobj) / size)
         if max(last) <= tolerance:
             return Outcome(Stop.CONVERGED, it, iteration, last)
         best, since = (max(last), 0) if max(last) < 0.5 * best else (best, since + 1)

@@ -63,7 +63,7 @@ def factor(form: BlockForm, theta: FloatArray) -> Factor:
     inverse = _ldl(blocks)
     e = [_linked(form, w * form.lv, form.g[:, r, :]) for r, w in enumerate(weighted)]
     f = _apply(inverse, e)
-    s = -sum(er.T @ fr for er, fr in zip(e, f, strict=True))
+    s = -_gram(e, f)
     d = form.scatter(np.einsum("bc,bc->c", form.lv * tl, form.lv))
     d += form.sig_link**2 * tsk + DUAL_REGULARIZATION
     s[:nl, :nl] += np.diag(d)
@@ -73,6 +73,14 @@ def factor(form: BlockForm, theta: FloatArray) -> Factor:
     s[nl:, :] *= (tg * scale)[:, None]
     s[nl:, nl:] -= np.diag(scale)
     return Factor(inverse, e, f, s, tg)
+
+
+def _gram(e: list[FloatArray], f: list[FloatArray]) -> FloatArray:
+    """Σ_r e_rᵀ f_r: the blocks summed out (each a product over the blocks)."""
+    out: FloatArray = e[0].T @ f[0]
+    for er, fr in zip(e[1:], f[1:], strict=True):
+        out = out + er.T @ fr
+    return out
 
 
 def _linked(form: BlockForm, per_slot: FloatArray, g: FloatArray) -> FloatArray:
@@ -91,9 +99,12 @@ def solve(
     nl = form.linking_rows
     rows = [np.where(form.row_valid[:, r], r_loc[:, r], 0.0) for r in range(form.rows)]
     u = [ur[:, 0] for ur in _apply(fac.inverse, [r[:, None] for r in rows])]
-    etu = sum(er.T @ ur for er, ur in zip(fac.e, u, strict=True))
+    etu = _gram(fac.e, u)
     rhs = np.concatenate([r_link - etu[:nl], -(fac.theta_g / (1.0 + fac.theta_g)) * etu[nl:]])
-    small = np.linalg.solve(fac.s, rhs) if rhs.size else rhs
+    try:
+        small = np.linalg.solve(fac.s, rhs) if rhs.size else rhs
+    except np.linalg.LinAlgError:  # singular to working precision: the least-squares step
+        small = np.linalg.lstsq(fac.s, rhs, rcond=None)[0]
     dy = np.column_stack([ur - fr @ small for ur, fr in zip(u, fac.f, strict=True)])
     return np.where(form.row_valid, dy, 0.0), small[:nl]
 
@@ -149,8 +160,6 @@ def refined(
 
     def apply(yl: FloatArray, yk: FloatArray) -> tuple[FloatArray, FloatArray]:
         ml, mk = form.times(theta * form.transposed(yl, yk))
-        ml += DUAL_REGULARIZATION * yl
-        mk += DUAL_REGULARIZATION * yk
         return np.where(row_valid, ml, 0.0), mk
 
     def size(al: FloatArray, ak: FloatArray) -> float:
