@@ -230,14 +230,19 @@ class SolveContext:
             self.books.append(SolveStats.of(compiled, solution, 0.0))
         return solution
 
+    def for_its_shape(self, model: Model, lp_method: LpMethod) -> bool:
+        """Whether `model` would go to a backend for its declared shape (`Feature.BLOCKS`),
+        which solves each model cold: a sequence of such models is then best solved cold
+        rather than in a session."""
+        if model.shape is None:
+            return False
+        method = self.settings(lp_method).lp_method
+        first = choose_backend(self.options.backend, False, method, shaped=True)
+        return Feature.BLOCKS in first.features
+
     def session(self, model: Model, lp_method: LpMethod) -> RecordedSession | None:
         """The compiled model kept by a backend that can re-solve it warm, or None when the
         chosen backend cannot: the caller then solves cold."""
-        method = self.settings(lp_method).lp_method
-        if model.shape is not None:
-            first = choose_backend(self.options.backend, False, method, shaped=True)
-            if Feature.BLOCKS in first.features and Feature.SESSION not in first.features:
-                return None  # the shape's own backend, cold, beats any session
         backend = self.backend_for(False, lp_method, frozenset({Feature.SESSION}))
         if Feature.SESSION not in backend.features_for(self.options.solver):
             return None
