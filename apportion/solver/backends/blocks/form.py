@@ -9,9 +9,10 @@ bound; a row lo ≤ a x ≤ up becomes a x − s = lo with 0 ≤ s ≤ up − lo
 minimization of −cᵀx.
 
 The matrix is kept in pieces that follow the shape, so that no product ever touches a zero
-the shape rules out: `a` (blocks × rows × slots) the blocks' own entries, `lv` (blocks ×
-slots) each column's entry in the linking row of its slot (`slot_link`), `g` (blocks × rows ×
-linking columns) and `h` (linking rows × linking columns) the linking columns' entries.
+the shape rules out: `a` (rows × blocks × slots: each block row's entries contiguous) the
+blocks' own entries, `lv` (blocks × slots) each column's entry in the linking row of its slot
+(`slot_link`), `g` (rows × blocks × linking columns) and `h` (linking rows × linking columns)
+the linking columns' entries.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ class BlockForm:
     blocks: int
     rows: int  # per block
     slots: int  # per block
-    a: FloatArray  # (B, R, C)
+    a: FloatArray  # (R, B, C)
     lv: FloatArray  # (B, C)
     slot_link: IntArray  # (C,), −1: the slot's columns touch no linking row
-    g: FloatArray  # (B, R, P)
+    g: FloatArray  # (R, B, P)
     h: FloatArray  # (L, P)
     cost: FloatArray  # (n,)
     upper: FloatArray  # (n,), +∞ where unbounded above
@@ -88,7 +89,9 @@ class BlockForm:
     def times(self, x: FloatArray) -> tuple[FloatArray, FloatArray]:
         """A x as (block rows (B, R), linking rows (L,))."""
         xl, xg, sl, sk = self.parts(x)
-        loc = np.einsum("brc,bc->br", self.a, xl) + self.g @ xg + self.sig_loc * sl
+        loc = self.sig_loc * sl
+        for r in range(self.rows):
+            loc[:, r] += np.einsum("bc,bc->b", self.a[r], xl) + self.g[r] @ xg
         per_slot = np.einsum("bc,bc->c", self.lv, xl)
         link = self.h @ xg + self.sig_link * sk + self.scatter(per_slot)
         return loc, link
@@ -103,8 +106,11 @@ class BlockForm:
     def transposed(self, y_loc: FloatArray, y_link: FloatArray) -> FloatArray:
         """Aᵀ y as an x-sized vector."""
         gathered = np.append(y_link, 0.0)[self.slot_link]  # −1 reads the appended 0
-        xl = np.einsum("brc,br->bc", self.a, y_loc) + self.lv * gathered
-        xg = np.einsum("brp,br->p", self.g, y_loc) + self.h.T @ y_link
+        xl = self.lv * gathered
+        xg = self.h.T @ y_link
+        for r in range(self.rows):
+            xl += self.a[r] * y_loc[:, r, None]
+            xg += self.g[r].T @ y_loc[:, r]
         return np.concatenate(
             [xl.ravel(), xg, (self.sig_loc * y_loc).ravel(), self.sig_link * y_link]
         )
@@ -163,8 +169,8 @@ def _block_entries(
     linked = ~own & (link_index[er] >= 0)
     if not (own | linked | (ev == 0)).all():
         raise ShapeError("a block's column has an entry in another block's rows")
-    a = np.zeros((nb, nr, nc))
-    a[eb[own], row_pos[er[own]], ec[own]] = ev[own]
+    a = np.zeros((nr, nb, nc))
+    a[row_pos[er[own]], eb[own], ec[own]] = ev[own]
     lb, lc, ll = eb[linked], ec[linked], link_index[er[linked]]
     if lb.size and np.bincount(lb * nc + lc).max() > 1:
         raise ShapeError("a block's column has entries in two linking rows")
@@ -185,13 +191,14 @@ def _linking_entries(
     sub = model.matrix[:, glob].tocoo()
     keep = ~free[sub.row]
     er, ep, ev = sub.row[keep], sub.col[keep], sub.data[keep]
-    g = np.zeros((nb, nr, glob.size))
+    g = np.zeros((nr, nb, glob.size))
     h = np.zeros((link_rows.size, glob.size))
     where = np.full(model.num_rows, -1)
     present = rows >= 0
-    where[rows[present]] = np.flatnonzero(present.ravel())
+    bi, ri = np.nonzero(present)
+    where[rows[bi, ri]] = ri * nb + bi  # (row, block) order, as g
     local = where[er] >= 0
-    g.reshape(nb * nr, glob.size)[where[er[local]], ep[local]] = ev[local]
+    g.reshape(nr * nb, glob.size)[where[er[local]], ep[local]] = ev[local]
     link_index = np.full(model.num_rows, -1)
     link_index[link_rows] = np.arange(link_rows.size)
     h[link_index[er[~local]], ep[~local]] = ev[~local]
@@ -266,8 +273,8 @@ def scaled(form: BlockForm) -> BlockForm:
     one: a capacity row's N_k in the thousands next
     to time rows of 1 otherwise makes every step a sliver (the interior point's steps are
     measured in the same units for every row). Each slack keeps its row's units."""
-    a_max = np.abs(form.a).max(axis=2, initial=0.0)
-    g_max = np.abs(form.g).max(axis=2, initial=0.0)
+    a_max = np.abs(form.a).max(axis=2, initial=0.0).T
+    g_max = np.abs(form.g).max(axis=2, initial=0.0).T
     s_loc = 1.0 / np.maximum.reduce([np.ones_like(a_max), np.abs(form.rhs_loc), a_max, g_max])
     per_slot = np.abs(form.lv).max(axis=0, initial=0.0)
     link_max = np.abs(form.h).max(axis=1, initial=0.0)
@@ -284,8 +291,8 @@ def scaled(form: BlockForm) -> BlockForm:
         form,
         cost=form.cost * s_cost,
         scale_cost=s_cost,
-        a=form.a * s_loc[:, :, None],
-        g=form.g * s_loc[:, :, None],
+        a=form.a * s_loc.T[:, :, None],
+        g=form.g * s_loc.T[:, :, None],
         lv=form.lv * gathered[None, :],
         h=form.h * s_link[:, None],
         rhs_loc=form.rhs_loc * s_loc,

@@ -209,8 +209,8 @@ def _direction(
     rho = rd - rxz * inv_x
     rho[i] += (rwv - it.v * ru) / it.w
     t_loc, t_link = form.times(theta * rho)
-    dyl, dyk = normal.refined(form, fac, theta, rp_loc + t_loc, rp_link + t_link)
-    dx = theta * (form.transposed(dyl, dyk) - rho)
+    dyl, dyk, aty = normal.refined(form, fac, theta, rp_loc + t_loc, rp_link + t_link)
+    dx = theta * (aty - rho)
     dz = (rxz - it.z * dx) * inv_x
     dw = ru - dx[i]
     dv = (rwv - it.v * dw) / it.w

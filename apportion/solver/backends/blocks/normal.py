@@ -53,15 +53,15 @@ class Factor:
 def factor(form: BlockForm, theta: FloatArray) -> Factor:
     tl, tg, tsl, tsk = form.parts(theta)
     nr, nl = form.rows, form.linking_rows
-    weighted = [form.a[:, r, :] * tl for r in range(nr)]
+    weighted = [form.a[r] * tl for r in range(nr)]
     blocks = [[np.zeros(0)] * nr for _ in range(nr)]
     for r in range(nr):
         for q in range(r + 1):
-            blocks[r][q] = blocks[q][r] = np.einsum("bc,bc->b", weighted[r], form.a[:, q, :])
+            blocks[r][q] = blocks[q][r] = np.einsum("bc,bc->b", weighted[r], form.a[q])
         diag = blocks[r][r] + form.sig_loc[:, r] ** 2 * tsl[:, r] + DUAL_REGULARIZATION
         blocks[r][r] = np.where(form.row_valid[:, r], diag, 1.0)
     inverse = _ldl(blocks)
-    e = [_linked(form, w * form.lv, form.g[:, r, :]) for r, w in enumerate(weighted)]
+    e = [_linked(form, w * form.lv, form.g[r]) for r, w in enumerate(weighted)]
     f = _apply(inverse, e)
     s = -_gram(e, f)
     d = form.scatter(np.einsum("bc,bc->c", form.lv * tl, form.lv))
@@ -146,8 +146,9 @@ def refined(
     r_link: FloatArray,
     tolerance: float = 1e-12,
     steps: int = 20,
-) -> tuple[FloatArray, FloatArray]:
-    """Δy by conjugate gradients on A Θ Aᵀ itself, preconditioned by `solve`.
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(Δy on block rows, on linking rows, AᵀΔy) by conjugate gradients on A Θ Aᵀ itself,
+    preconditioned by `solve`.
 
     `solve` is exact in exact arithmetic, but forming S subtracts, per type, the large terms
     of the jobs whose columns their own rows pin (θ of a basic column grows like 1/μ) from
@@ -155,41 +156,45 @@ def refined(
     dimensions of S alone, so conjugate gradients preconditioned by it end within about
     L + P + 1 steps, each one product with A Θ Aᵀ (`BlockForm.times`, `transposed`), exact
     to rounding. They stop at `tolerance` or when the residual stops falling (rounding), and
-    return the best point seen."""
+    return the best point seen, with its Aᵀ-image (kept along, as the caller needs it)."""
     row_valid = form.row_valid
 
-    def apply(yl: FloatArray, yk: FloatArray) -> tuple[FloatArray, FloatArray]:
-        ml, mk = form.times(theta * form.transposed(yl, yk))
-        return np.where(row_valid, ml, 0.0), mk
+    def apply(at: FloatArray) -> tuple[FloatArray, FloatArray]:
+        ml, mk = form.times(theta * at)
+        return ml * row_valid, mk
 
     def size(al: FloatArray, ak: FloatArray) -> float:
-        return float(np.sqrt((al * al).sum() + ak @ ak))
+        return float(np.sqrt(np.einsum("ij,ij->", al, al) + ak @ ak))
 
-    r_loc = np.where(row_valid, r_loc, 0.0)
-    norm = size(r_loc, r_link)
+    r_loc = r_loc * row_valid
+    limit = tolerance * size(r_loc, r_link)
     xl, xk = solve(form, fac, r_loc, r_link)
-    ml, mk = apply(xl, xk)
+    xt = form.transposed(xl, xk)
+    ml, mk = apply(xt)
     rl, rk = r_loc - ml, r_link - mk
-    best = (size(rl, rk), xl, xk)
+    best = (size(rl, rk), xl, xk, xt)
+    if best[0] <= limit:
+        return xl, xk, xt
     zl, zk = solve(form, fac, rl, rk)
     pl, pk = zl, zk
-    rz = float((rl * zl).sum() + rk @ zk)
+    rz = float(np.einsum("ij,ij->", rl, zl) + rk @ zk)
     for _ in range(steps):
-        if best[0] <= tolerance * norm:
-            break
-        ql, qk = apply(pl, pk)
-        curvature = float((pl * ql).sum() + pk @ qk)
+        pt = form.transposed(pl, pk)
+        ql, qk = apply(pt)
+        curvature = float(np.einsum("ij,ij->", pl, ql) + pk @ qk)
         if not (curvature > 0 and rz > 0):
             break
         alpha = rz / curvature
-        xl, xk = xl + alpha * pl, xk + alpha * pk
+        xl, xk, xt = xl + alpha * pl, xk + alpha * pk, xt + alpha * pt
         rl, rk = rl - alpha * ql, rk - alpha * qk
         now = size(rl, rk)
         if not now < best[0]:
             break
-        best = (now, xl, xk)
+        best = (now, xl, xk, xt)
+        if now <= limit:
+            break
         zl, zk = solve(form, fac, rl, rk)
-        rz_next = float((rl * zl).sum() + rk @ zk)
+        rz_next = float(np.einsum("ij,ij->", rl, zl) + rk @ zk)
         pl, pk = zl + (rz_next / rz) * pl, zk + (rz_next / rz) * pk
         rz = rz_next
-    return best[1], best[2]
+    return best[1], best[2], best[3]
