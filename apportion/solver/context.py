@@ -211,11 +211,34 @@ class SolveContext:
             on_incumbent=request.on_incumbent,
             on_bound=request.on_bound,
         )
-        backend = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
+        shaped = compiled.shape is not None
+        backend = choose_backend(
+            self.options.backend, compiled.is_mip, settings.lp_method, shaped=shaped
+        )
         _check_mip(backend, settings.solver, compiled)
         solution = backend.solve(compiled, settings)
         self.books.append(SolveStats.of(compiled, solution, compile_seconds))
+        if (
+            Feature.LP not in backend.features
+            and solution.status is not Status.OPTIMAL
+            and not self.budget.spent()
+        ):
+            # A backend for the model's shape alone that could not certify its answer hands
+            # the model to the general choice, with what is left of the budget.
+            general = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
+            solution = general.solve(compiled, replace(settings, time_limit=self.budget.left()))
+            self.books.append(SolveStats.of(compiled, solution, 0.0))
         return solution
+
+    def for_its_shape(self, model: Model, lp_method: LpMethod) -> bool:
+        """Whether `model` would go to a backend for its declared shape (`Feature.BLOCKS`),
+        which solves each model cold: a sequence of such models is then best solved cold
+        rather than in a session."""
+        if model.shape is None:
+            return False
+        method = self.settings(lp_method).lp_method
+        first = choose_backend(self.options.backend, False, method, shaped=True)
+        return Feature.BLOCKS in first.features
 
     def session(self, model: Model, lp_method: LpMethod) -> RecordedSession | None:
         """The compiled model kept by a backend that can re-solve it warm, or None when the

@@ -65,6 +65,31 @@ class Block:
         return [f"{self.name}[{','.join(parts)}]" for parts in zip(*columns, strict=True)]
 
 
+#: "A few" linking columns: a block shape has at most this many.
+MAX_LINKING_COLUMNS = 32
+
+
+@dataclass(frozen=True, eq=False)
+class BlockShape:
+    """A model made of many small blocks joined by a few linking rows and columns, declared by
+    the formulation that builds it (a backend with `Feature.BLOCKS` exploits it).
+
+    Block b owns the rows `rows[b]` and the columns `cols[b]` (model indices, −1 where a block
+    has fewer than the others: padding). Every other row is a linking row and every other
+    column a linking column. A block's columns appear only in its own rows and in at most one
+    linking row, the same one for every block's column in the same position (slot) c; its rows
+    hold only its own columns and linking columns. The share LPs of the fairness family have
+    this shape: a job group's share and time rows and its columns X_g·, the capacity rows and
+    the level column(s) linking them."""
+
+    rows: NDArray[np.int64]  # (blocks, rows per block)
+    cols: NDArray[np.int64]  # (blocks, slots per block)
+
+    @property
+    def num_blocks(self) -> int:
+        return int(self.rows.shape[0])
+
+
 @dataclass
 class Model:
     """A linear model under construction."""
@@ -81,6 +106,7 @@ class Model:
     _row_upper: list[NDArray[np.float64]] = field(default_factory=list)
     _cost: dict[Block, NDArray[np.float64]] = field(default_factory=dict)
     offset: float = 0.0
+    shape: BlockShape | None = None
 
     @property
     def num_cols(self) -> int:
@@ -159,6 +185,7 @@ class Model:
             integer=np.concatenate(self._integer) if self._integer else np.zeros(0, bool),
             variables=tuple(self.variables),
             constraints=tuple(self.constraints),
+            shape=self.shape,
         )
 
     def _stack_rows(self) -> sp.csc_matrix:
@@ -192,6 +219,7 @@ class CompiledModel:
     integer: NDArray[np.bool_]
     variables: tuple[Block, ...]
     constraints: tuple[Block, ...]
+    shape: BlockShape | None = None
 
     @property
     def num_cols(self) -> int:

@@ -29,6 +29,11 @@ def test_model_case(case: ModelCase, pair: tuple[str, str | None]) -> None:
         with pytest.raises(ValueError, match=r"MILP|continuous"):
             backend.solve(model, SolveSettings(solver=solver))
         return
+    if Feature.LP not in backend.features_for(solver) and model.shape is None:
+        # A backend for one shape of LP (`Feature.BLOCKS`) refuses a model without it.
+        with pytest.raises(ValueError, match="block shape"):
+            backend.solve(model, SolveSettings(solver=solver))
+        return
     solution = backend.solve(model, SolveSettings(solver=solver))
     expected = {case.status}
     if pair in FIRST_ORDER and case.status is Status.OPTIMAL:

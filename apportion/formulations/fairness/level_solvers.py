@@ -53,8 +53,11 @@ def level_solver(
     structure: ShareStructure, state: LevelState, ctx: SolveContext, lp_method: LpMethod
 ) -> LevelSolver:
     """Warm re-solves when the backend keeps sessions (HiGHS, the default); cold ones
-    otherwise."""
+    otherwise, and when the model goes to a backend for its shape (one cold interior point
+    per level beats a session at the sizes where that is chosen)."""
     model, blocks = build_share_lp(structure, state)
+    if ctx.for_its_shape(model, lp_method):
+        return ColdLevels(structure, ctx, lp_method)
     kept = ctx.session(model, lp_method)
     if kept is None:
         return ColdLevels(structure, ctx, lp_method)

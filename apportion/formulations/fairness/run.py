@@ -168,7 +168,9 @@ def _at_ceiling(
     level = ceiling_level(s)
     if not (np.isfinite(level) and level > 0 and may_reach(s, level)):
         return None
-    level *= 1.0 - CEILING_SLACK
+    # An interior point's floors sit as far below as the two-LP path's (`INTERIOR_FLOOR_SLACK`):
+    # 1e-9 below a job's ceiling leaves it a feasible slab thinner than its tolerances.
+    level *= 1.0 - (CEILING_SLACK if method is LpMethod.SIMPLEX else INTERIOR_FLOOR_SLACK)
     solver = ColdLevels(s, ctx, method, single=True, name=NAME)
     # Half of what is left at most: if the floors turn out infeasible, the two LPs need the rest.
     solution = solver.pareto(

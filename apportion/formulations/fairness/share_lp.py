@@ -48,7 +48,15 @@ from numpy.typing import NDArray
 from apportion.formulations.allocation import Allocation, JobGroups, add_allocation
 from apportion.formulations.fairness.space_sharing import PairClasses
 from apportion.solver.backends import Solution
-from apportion.solver.model import INF, Block, Model, Sense, Take
+from apportion.solver.model import (
+    INF,
+    MAX_LINKING_COLUMNS,
+    Block,
+    BlockShape,
+    Model,
+    Sense,
+    Take,
+)
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -218,8 +226,27 @@ def build_share_lp(
     )
     level = None if z is None else _level_rows(model, s, state, z, t)
     model.set_objective({e: 1.0} if e is not None and state.testing else {t: 1.0}, Sense.MAXIMIZE)
+    if y is None:
+        model.shape = block_shape(s, x, e, share, time, z)
     blocks = ShareBlocks(x, y, e, z, t, share, level, value, c, r, r_e, time, capacity)
     return model, blocks
+
+
+def block_shape(
+    s: ShareStructure, x: Allocation, e: Block | None, share: Block, time: Block, z: Block | None
+) -> BlockShape | None:
+    """Each group's block: its share and time rows, its X_g· in the slot of their type (so
+    that slot k meets capacity row k) and its exceed column; t and the z_e link them. None with
+    more level columns than a block shape holds."""
+    if z is not None and z.size + 1 > MAX_LINKING_COLUMNS:
+        return None
+    groups = np.arange(s.size)
+    rows = np.column_stack([share.start + groups, time.start + groups])
+    cols = np.full((s.size, s.capacity.size + (e is not None)), -1, dtype=np.int64)
+    cols[x.group, x.gpu] = x.block.start + np.arange(x.block.size)
+    if e is not None:
+        cols[:, -1] = e.start + groups
+    return BlockShape(rows, cols)
 
 
 #: Share-row coefficients within this range need no scaling of ours.

@@ -16,6 +16,7 @@ from apportion.solver.backends.base import (
     Solution,
     SolveSettings,
 )
+from apportion.solver.backends.blocks import BlocksBackend
 from apportion.solver.backends.clarabel_direct import ClarabelBackend
 from apportion.solver.backends.highs import HighsBackend
 
@@ -37,6 +38,7 @@ def _lazy(module: str, cls: str) -> Callable[[], Backend]:
 _FACTORIES: dict[str, Callable[[], Backend]] = {
     HighsBackend.name: HighsBackend,
     ClarabelBackend.name: ClarabelBackend,
+    BlocksBackend.name: BlocksBackend,
     "cvxpy": _lazy("apportion.solver.backends.cvxpy_backend", "CvxpyBackend"),
     "pulp": _lazy("apportion.solver.backends.pulp_backend", "PulpBackend"),
 }
@@ -46,18 +48,32 @@ def backend_names() -> list[str]:
     return [AUTO, *_FACTORIES]
 
 
+#: Backends that solve LPs of declared block shape, in order of preference.
+SHAPED: tuple[type[Backend], ...] = (BlocksBackend,)
+
+
 def choose_backend(
-    name: str, is_mip: bool, lp_method: LpMethod, wants: frozenset[Feature] = frozenset()
+    name: str,
+    is_mip: bool,
+    lp_method: LpMethod,
+    wants: frozenset[Feature] = frozenset(),
+    shaped: bool = False,
 ) -> Backend:
     """Resolve `auto` by capability: the first backend, in order of measured preference, that
-    can do the model's class and everything in `wants`. Clarabel's interior point leads for
-    LPs a formulation marks as interior-point work (faster than HiGHS's IPM on the max-min LP,
-    and it does not stall on large three-type ones where HiGHS's does: the `backends` bench
-    rows); HiGHS leads everywhere else. A named backend is taken as it is."""
+    can do the model's class and everything in `wants`. An LP of declared block shape
+    (`shaped`) that a formulation marks as interior-point work goes to a backend that solves
+    that shape (`Feature.BLOCKS`); other LPs marked so to Clarabel's interior point (faster than
+    HiGHS's IPM on the max-min LP, and it does not stall on large three-type ones where HiGHS's
+    does: the `backends` bench rows); HiGHS leads everywhere else. A named backend is taken as
+    it is."""
     if name != AUTO:
         return get_backend(name)
     needs = wants | {Feature.MILP if is_mip else Feature.LP}
     ipm_first = not is_mip and lp_method is LpMethod.IPM
+    if ipm_first and shaped:
+        for backend in SHAPED:
+            if wants | {Feature.BLOCKS} <= backend.features:
+                return backend()
     preference = (ClarabelBackend, HighsBackend) if ipm_first else (HighsBackend, ClarabelBackend)
     for backend in preference:
         if needs <= backend.features:

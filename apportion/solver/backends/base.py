@@ -23,6 +23,9 @@ class Feature(StrEnum):
     EXPORT = "export"  # writes a model as .lp / .mps (`Backend.export`)
     INCUMBENTS = "incumbents"  # calls SolveSettings.on_incumbent and on_bound in a MILP solve
     SESSION = "session"  # keeps a model between re-solves that change a few numbers
+    # Solves LPs of a declared block shape (`CompiledModel.shape`), at any size; models
+    # without one are not its to solve (`Feature.LP` is solving any LP).
+    BLOCKS = "blocks"
 
 
 # Called with each improving MILP solution (model coordinates) and the solver's dual bound at
