@@ -7,14 +7,14 @@ import importlib
 
 import pytest
 
-from simulator.kinds import KINDS, NAMES, find_kind
-from simulator.sources import TraceSpec
-from solver.cli.parser import parse
+from apportion.cli.parser import parse
+from apportion.simulator.kinds import KINDS, NAMES, find_kind
+from apportion.simulator.sources import TraceSpec
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.name)
 def test_every_kind_reads_its_bundled_trace(kind: object) -> None:
-    from simulator.kinds import TraceKind
+    from apportion.simulator.kinds import TraceKind
 
     assert isinstance(kind, TraceKind)
     source = "4" if kind.generated else None

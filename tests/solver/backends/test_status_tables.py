@@ -9,11 +9,11 @@ import pulp
 import pytest
 from cvxpy import settings as cs
 
-from solver.backends import highs, pulp_backend
-from solver.backends.clarabel_direct import TERMINATION as CLARABEL
-from solver.backends.cvxpy_backend import TERMINATION as CVXPY
-from solver.backends.verify import Point, classify
-from solver.status import IMPLIED, Status, Termination, relative_gap
+from apportion.solver.backends import highs, pulp_backend
+from apportion.solver.backends.clarabel_direct import TERMINATION as CLARABEL
+from apportion.solver.backends.cvxpy_backend import TERMINATION as CVXPY
+from apportion.solver.backends.verify import Point, classify
+from apportion.solver.status import IMPLIED, Status, Termination, relative_gap
 
 T = Termination
 MS = highspy.HighsModelStatus
