@@ -7,6 +7,18 @@ from collections import defaultdict
 from typing import Any
 
 from apportion.solver import SolveResult
+from apportion.solver import solve as solve_any
+
+
+def solve_by_value(
+    snapshot: Any,
+    policy: str | None = None,
+    options: dict[str, Any] | None = None,
+    **more: Any,
+) -> SolveResult:
+    """Deadline admission under Chronus's value objective: the hand-solved and brute-forced
+    cases are worked out for the decision in hand, where value is exact."""
+    return solve_any(snapshot, policy, {"objective": "value", **(options or {})}, **more)
 
 
 def ru(gpus: int, per_node: int) -> int:

@@ -87,6 +87,7 @@ def fixed(
         row_time=np.append(problem.row_time[rows], problem.lease_start + slots * problem.lease),
         row_value=np.append(problem.row_value[rows], 1.0),
         row_slots_raw=np.append(np.minimum(problem.row_slots_raw[rows], problem.horizon), slots),
+        row_kept=np.ones(jobs.size, dtype=bool),
     )
     return narrowed, np.sort(jobs)
 

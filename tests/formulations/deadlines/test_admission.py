@@ -13,10 +13,11 @@ import pytest
 from apportion.formulations.deadlines.lease_plan import greedy_plan
 from apportion.formulations.deadlines.problem import lease_problem
 from apportion.refdata.chronus import philly_like_snapshot
-from apportion.solver import InputError, Status, parse_snapshot, solve
+from apportion.solver import InputError, Status, parse_snapshot
 from apportion.solver.arrays import ClusterArrays
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_answer, leases_needed, ru
+from tests.deadline_checks import solve_by_value as solve
 
 POLICY = "deadline_admission"
 
@@ -109,7 +110,7 @@ def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_
     assert result.job("w").metrics["lease_use"] == "reserved"
     ran = {j.id: sum((j.placement or {}).values()) for j in result.jobs}
     assert ran == {"r": 3, "w": 10, "s3": 0, "s2": 2, "s4": 0, "s1": 1}
-    assert result.job("r").metrics["lease_use"] == "spare"
+    assert result.job("r").metrics["lease_use"] == "lent"
     assert "not guaranteed" in (result.job("r").reason or "")
     assert result.summary["idle_gpus"] == 0
     assert_valid_answer(result, data)

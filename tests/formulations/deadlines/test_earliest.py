@@ -13,13 +13,14 @@ import pytest
 from apportion.formulations.deadlines.earliest import earliest
 from apportion.formulations.deadlines.lease_plan import greedy_plan
 from apportion.formulations.deadlines.problem import lease_problem
-from apportion.solver import parse_snapshot, solve
+from apportion.solver import parse_snapshot
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.context import SolveContext, TimeBudget
 from apportion.solver.explain import Reason
 from apportion.solver.options import SolveOptions
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_answer
+from tests.deadline_checks import solve_by_value as solve
 
 POLICY = "deadline_admission"
 HORIZON = 8

@@ -20,7 +20,12 @@ def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
                     "missing_placement",
                 )
             )
-        if not job.deadlines and job.job_class is None and not job.guaranteed:
+        if (
+            not job.deadlines
+            and job.job_class is None
+            and not job.guaranteed
+            and job.guaranteed_deadline is None
+        ):
             continue  # nothing deadline-related to check (most jobs of most policies)
         options = job.deadlines or []
         times = [o.time for o in options]
@@ -64,6 +69,16 @@ def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
                 FieldError(
                     ("jobs", i, "guaranteed"),
                     "only jobs with deadline options can be guaranteed",
+                    "class_mismatch",
+                )
+            )
+        promised = job.guaranteed_deadline
+        if promised is not None and not (job.guaranteed and promised >= min(times, default=0)):
+            errors.append(
+                FieldError(
+                    ("jobs", i, "guaranteed_deadline"),
+                    "needs `guaranteed: true` and a time no earlier than the job's first "
+                    "deadline option",
                     "class_mismatch",
                 )
             )
