@@ -15,7 +15,7 @@ from apportion.simulator.overhead import Overhead
 
 #: Policies enacted lease by lease (Chronus) and placement by placement (DeepShare); every other
 #: policy returns time fractions and is enacted round by round (Gavel).
-LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines"})
+LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines", "chronus_one_by_one"})
 PLACEMENT_POLICIES = frozenset({"contention_placement", "deepshare", "contention"})
 
 

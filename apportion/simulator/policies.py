@@ -1,6 +1,7 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, and heterogeneity-agnostic variants: `max_min_agnostic` (max-min
-fairness with `heterogeneity_aware=false`), `makespan_agnostic` and
+`simulator.baselines`, Chronus's own admission (`chronus_one_by_one`: deadline admission one
+job at a time, by value, `admission=one_by_one`), and heterogeneity-agnostic variants:
+`max_min_agnostic` (max-min fairness with `heterogeneity_aware=false`), `makespan_agnostic` and
 `finish_time_fairness_agnostic` (the policy shown every job at one speed, see
 `simulator.clients.TypeBlindPolicy`)."""
 
@@ -15,6 +16,7 @@ from apportion.simulator.clients import ApportionPolicy, Decider, TypeBlindPolic
 #: Named variants of apportion policies with fixed options.
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "max_min_agnostic": ("max_min_fairness", {"heterogeneity_aware": False}),
+    "chronus_one_by_one": ("deadline_admission", {"admission": "one_by_one", "objective": "value"}),
 }
 #: Heterogeneity-agnostic versions of policies that have no `heterogeneity_aware` option (Gavel's
 #: agnostic baselines): the policy sees each job at one speed on every type it can use.

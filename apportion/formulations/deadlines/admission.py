@@ -27,7 +27,12 @@ from pydantic import Field
 from apportion.formulations.deadlines import report as deadline_report
 from apportion.formulations.deadlines.decision import Admission
 from apportion.formulations.deadlines.guarantees import fewest_broken
-from apportion.formulations.deadlines.lease_plan import LeasePlan, greedy_plan, shift
+from apportion.formulations.deadlines.lease_plan import (
+    LeasePlan,
+    greedy_plan,
+    keep_running,
+    shift,
+)
 from apportion.formulations.deadlines.lease_search import solve_lease_milp
 from apportion.formulations.deadlines.lending import run_now
 from apportion.formulations.deadlines.one_by_one import one_by_one
@@ -55,17 +60,17 @@ class DeadlineOptions(PolicyOptions):
         "satisfaction",
         description="What admission maximizes. satisfaction (the default, for a scheduler that "
         "calls it over time): Chronus's schedule_summary metric, each guaranteed job's value ÷ "
-        "its best value, less `busy_price` per GPU-lease its guarantee must take from the "
-        "busy period (those leases run ahead of the jobs without a guarantee); value: "
-        "Chronus's Σ of the values guaranteed, exact for the decision in hand, values ranking "
-        "jobs against each other.",
+        "its best value, less `lease_price` per GPU-lease it reserves (those leases run ahead "
+        "of the jobs without a guarantee); value: Chronus's Σ of the values guaranteed, exact "
+        "for the decision in hand, values ranking jobs against each other.",
     )
-    busy_price: float = Field(
-        0.1,
+    lease_price: float = Field(
+        0.05,
         ge=0,
-        description="satisfaction objective: share of a job's best value a guarantee costs "
-        "per GPU-lease it must take inside the busy period (0: none; 0.1: a guarantee that "
-        "must take 10 GPU-leases from a busy cluster is not worth giving).",
+        le=1,
+        description="satisfaction objective: share of a job's best value its guarantee costs "
+        "per GPU-lease reserved (0: none; 0.05: a guarantee that reserves 20 GPU-leases or "
+        "more is not worth giving, the job runs without one).",
     )
     admission: Literal["joint", "one_by_one"] = Field(
         "joint",
@@ -171,9 +176,9 @@ def run(
         arrays.throughput,
         options.safety_margin,
     )
-    scored = weighted(problem, options.objective, options.busy_price)
+    scored = weighted(problem, options.objective, options.lease_price)
     admission = admit(scored, options, ctx)
-    admission.plan = shift(problem, admission.plan, admission.sigma)
+    admission.plan = keep_running(problem, shift(problem, admission.plan, admission.sigma))
     lease = run_now(problem, admission.plan, options.fill_guaranteed, options.split_best_effort)
     outcome = deadline_report.outcome(
         problem, arrays, admission, lease, (options.objective, scored)

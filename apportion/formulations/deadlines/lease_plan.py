@@ -203,6 +203,30 @@ def latest(problem: LeaseProblem, plan: LeasePlan) -> LeasePlan | None:
     return out if not need.any() else None
 
 
+def keep_running(problem: LeaseProblem, plan: LeasePlan) -> LeasePlan:
+    """A guaranteed job that runs now and is planned in slot 1 but not in slot 0 runs on in
+    slot 0 instead of its last slot, when slot 0 has room: packed as late as they go, a job
+    with one slot to spare would otherwise stop and restart every other lease, paying its
+    restart each time and taking back GPUs lent in between."""
+    running = np.array(sorted(problem.holdings.current), dtype=np.int64)
+    if running.size == 0 or problem.horizon < 2:
+        return plan
+    gap = running[
+        plan.slots[running, 1] & ~plan.slots[running, 0] & (problem.first_slot[running] == 0)
+    ]
+    if gap.size == 0:
+        return plan
+    plan = LeasePlan(plan.row.copy(), plan.slots.copy())
+    room = plan.room(problem)
+    for j in gap[np.argsort(-problem.reserve[gap], kind="stable")].tolist():
+        if fits(room[:1], problem, j)[0]:
+            last = problem.horizon - 1 - int(np.argmax(plan.slots[j, ::-1]))
+            plan.slots[j, last], plan.slots[j, 0] = False, True
+            take(room, problem, j, np.array([last]), sign=-1)
+            take(room, problem, j, np.array([0]))
+    return plan
+
+
 def shift(problem: LeaseProblem, plan: LeasePlan, sigma: int) -> LeasePlan:
     """Apply σ without touching value: +1 moves guaranteed work into slot 0 while it has room
     (each job's latest slot moves, nearest deadline first), −1 packs every lease as late as it

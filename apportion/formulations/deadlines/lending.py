@@ -57,11 +57,10 @@ def run_now(
     placements = {j: dict(held) for j, held in holdings.nodes.items()}
     mode = dict.fromkeys(placements, "held")
     due = np.flatnonzero(plan.slots[:, 0])
-    reserved = place_due(problem, due, free)
+    order = lending_order(problem, plan, fill_guaranteed)
+    reserved, lent = place(problem, due, order, free, allow_split)
     placements.update(reserved)
     mode.update(dict.fromkeys(reserved, "reserved"))
-    order = lending_order(problem, plan, fill_guaranteed)
-    lent = place_lent(problem, order, free, allow_split)
     placements.update(lent)
     mode.update({j: "opportunistic" if plan.admitted[j] else "lent" for j in lent})
     borrowers = [j for j in order.tolist() if j in lent]
@@ -100,10 +99,8 @@ def lending_order(problem: LeaseProblem, plan: LeasePlan, fill_guaranteed: bool)
     return order
 
 
-def consolidated(spot: Placement, gpus: int, gpus_per_node: int, free: IntArray) -> bool:
-    """The spot is free in `free` and on one node (whole empty nodes beyond a node's size)."""
-    if any(free[n] < g for n, g in spot.items()):
-        return False
+def consolidated(spot: Placement, gpus: int, gpus_per_node: int) -> bool:
+    """The spot is on one node (whole nodes beyond a node's size)."""
     if gpus <= gpus_per_node:
         return len(spot) == 1
     return all(g == gpus_per_node for g in spot.values())
@@ -115,52 +112,53 @@ def fits_levels(sizes: IntArray, free: IntArray, ladder: IntArray) -> bool:
     return bool((need <= level_capacity(free[None, :], ladder)[0]).all())
 
 
-def place_due(problem: LeaseProblem, due: IntArray, free: IntArray) -> dict[int, Placement]:
-    """Guaranteed jobs due now: kept where they run when the others still fit, else on
-    consolidated round-up blocks (`free` is updated in place)."""
-    placed: dict[int, Placement] = {}
-    g_node = problem.gpus_per_node
-    for j in due[np.argsort(-problem.reserve[due], kind="stable")].tolist():
+def blocks(problem: LeaseProblem, due: IntArray, free: IntArray) -> dict[int, Placement]:
+    """Consolidated round-up blocks for `due`, shrunk to each job's GPUs (`free` updated)."""
+    placed = place_consolidated(problem.reserve[due], free, problem.gpus_per_node)
+    return {
+        j: shrink(block, int(problem.demand[j]), free)
+        for j, block in zip(due.tolist(), placed, strict=True)
+    }
+
+
+def place(
+    problem: LeaseProblem, due: IntArray, order: IntArray, free: IntArray, allow_split: bool
+) -> tuple[dict[int, Placement], dict[int, Placement]]:
+    """Placements of the jobs due now and of the lent ones (`free` updated in place).
+
+    Who runs: the due jobs on fresh consolidated blocks, then `fill` in `order` on the rest.
+    Where: a job that goes on running keeps its GPUs (a due one only a consolidated spot) as
+    long as the due jobs not yet placed still fit consolidated beside it (the level rows); the
+    others are placed afresh; if that leaves a lent job out, the fresh placement stands."""
+    fresh = free.copy()
+    due_fresh = blocks(problem, due, fresh)
+    lent_fresh = fill(problem.demand, order, fresh, problem.gpus_per_node, allow_split)
+    sticky, kept = free.copy(), {}
+    waiting_due = set(due.tolist())
+    for j in [*due[np.argsort(-problem.reserve[due], kind="stable")].tolist(), *lent_fresh]:
         spot = problem.holdings.current.get(j)
-        if spot is None or not consolidated(spot, int(problem.demand[j]), g_node, free):
+        if spot is None or any(sticky[n] < g for n, g in spot.items()):
             continue
-        trial = free.copy()
+        if j in waiting_due and not consolidated(
+            spot, int(problem.demand[j]), problem.gpus_per_node
+        ):
+            continue
+        trial = sticky.copy()
         for n, g in spot.items():
             trial[n] -= g
-        rest = np.array([k for k in due.tolist() if k not in placed and k != j], dtype=np.int64)
+        rest = np.array(sorted(waiting_due - {j}), dtype=np.int64)
         if fits_levels(problem.reserve[rest], trial, problem.ladder):
-            placed[j] = dict(spot)
-            free[:] = trial
-    rest = np.array([k for k in due.tolist() if k not in placed], dtype=np.int64)
-    blocks = place_consolidated(problem.reserve[rest], free, g_node)
-    for j, block in zip(rest.tolist(), blocks, strict=True):
-        placed[j] = shrink(block, int(problem.demand[j]), free)
-    return placed
-
-
-def place_lent(
-    problem: LeaseProblem, order: IntArray, free: IntArray, allow_split: bool
-) -> dict[int, Placement]:
-    """Who runs is `fill` in `order`; where: a job's previous GPUs when still free, the best
-    fit otherwise (the first fill's spots if that would leave one of them out)."""
-    g_node = problem.gpus_per_node
-    first = free.copy()
-    chosen = fill(problem.demand, order, first, g_node, allow_split)
-    kept: dict[int, Placement] = {}
-    trial = free.copy()
-    for j in chosen:
-        spot = problem.holdings.current.get(j)
-        if spot is not None and all(trial[n] >= g for n, g in spot.items()):
-            kept[j] = dict(spot)
-            for n, g in spot.items():
-                trial[n] -= g
-    rest = np.array([j for j in chosen if j not in kept], dtype=np.int64)
-    moved = fill(problem.demand, rest, trial, g_node, allow_split)
-    if len(moved) < rest.size:
-        free[:] = first
-        return chosen
-    free[:] = trial
-    return {**kept, **moved}
+            kept[j], sticky = dict(spot), trial
+            waiting_due.discard(j)
+    placed_due = {j: kept[j] for j in due.tolist() if j in kept}
+    placed_due.update(blocks(problem, np.array(sorted(waiting_due), dtype=np.int64), sticky))
+    moving = np.array([j for j in lent_fresh if j not in kept], dtype=np.int64)
+    moved = fill(problem.demand, moving, sticky, problem.gpus_per_node, allow_split)
+    if len(moved) < moving.size:
+        free[:] = fresh
+        return due_fresh, lent_fresh
+    free[:] = sticky
+    return placed_due, {j: kept.get(j) or moved[j] for j in lent_fresh}
 
 
 def lent_until(
@@ -182,8 +180,9 @@ def lent_until(
         # A holder's GPUs are already out of `free` in the slots of its hold.
         gpus_t = np.where(np.arange(horizon)[:, None] >= problem.holdings.slots[j], gpus, 0)
         left = free - gpus_t
-        fits: BoolArray = (left >= 0).all(axis=1)
-        fits &= (level_capacity(left, problem.ladder) >= need).all(axis=1)
+        fits = np.asarray(
+            (left >= 0).all(axis=1) & (level_capacity(left, problem.ladder) >= need).all(axis=1)
+        )
         short = np.flatnonzero(~fits[1:]) + 1
         stop = int(short[0]) if short.size else horizon
         out[j] = problem.lease_start + stop * problem.lease if short.size else None

@@ -9,21 +9,21 @@ from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.decision import Admission, LeaseRun
 from apportion.formulations.deadlines.lease_plan import LeasePlan
+from apportion.formulations.deadlines.pricing import best_values
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
 
 OBJECTIVE_NAMES = {
-    "satisfaction": "satisfaction admitted, less the busy-period price",
+    "satisfaction": "satisfaction admitted, less the price of the GPU-leases reserved",
     "value": "value admitted",
 }
 
 
 def satisfaction(problem: LeaseProblem, plan: LeasePlan) -> float:
     """Σ over guaranteed jobs of the value of their option ÷ their best option's value."""
-    best = np.zeros(problem.num_jobs)
-    np.maximum.at(best, problem.row_job, problem.row_value)
+    best = best_values(problem)
     chosen = np.flatnonzero(plan.admitted)
     return float((problem.row_value[plan.row[chosen]] / best[chosen]).sum())
 
