@@ -60,8 +60,8 @@ def energy_admits(
     caps[: held.size] = held
     room = np.concatenate([[0], np.cumsum(caps)])
     # Intervals from a window's first slot to a window's end: where the sums change.
-    a, b = np.meshgrid(np.unique(start), np.unique(stop), indexing="ij")
-    a, b = a.ravel(), b.ravel()
+    grid_a, grid_b = np.meshgrid(np.unique(start), np.unique(stop), indexing="ij")
+    a, b = grid_a.ravel(), grid_b.ravel()
     a, b = a[a < b], b[a < b]
     inside = np.clip(
         np.minimum(b[None, :], stop[:, None]) - np.maximum(a[None, :], start[:, None]), 0, None
