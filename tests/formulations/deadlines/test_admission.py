@@ -89,12 +89,12 @@ def test_explicit_sigma_overrides_the_adaptive_choice() -> None:
     assert "no room for 8 GPUs" in (result.job("be").reason or "")
 
 
-def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_srgf() -> None:
+def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_srtf() -> None:
     # Two nodes, everything due in slot 0. r (3 GPUs reserves 4) and w (10 GPUs reserves 16, both
     # nodes) cannot both be guaranteed (20 > 16): w (value 10) beats r (value 1). w runs on a
-    # whole node + 2 GPUs; the other 6 GPUs go by shortest remaining GPU-time among the rest:
-    # s1 (1 × 600 = 600), s2 (2 × 600 = 1,200), then r and s4 tie at 3 × 1,200 = 3,600 and r
-    # comes first in the snapshot: 1 + 2 + 3 = 6 GPUs, nothing idle. s4 and s3 (4,800) wait.
+    # whole node + 2 GPUs; the other 6 GPUs are lent by shortest remaining time among the rest:
+    # s1 and s2 (600 s: 1 + 2 GPUs), then r, s3 and s4 tie at 1,200 s and go in snapshot order:
+    # r (3 GPUs) fills the node, nothing idle; s3 and s4 wait.
     data = cluster(
         2,
         job("r", 3, 1, (1, 1)),
