@@ -64,25 +64,23 @@ def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
                     "class_mismatch",
                 )
             )
-        if job.guaranteed and not options:
-            errors.append(
-                FieldError(
-                    ("jobs", i, "guaranteed"),
-                    "only jobs with deadline options can be guaranteed",
-                    "class_mismatch",
-                )
-            )
-        promised = job.guaranteed_deadline
-        if promised is not None and not (job.guaranteed and promised >= min(times, default=0)):
-            errors.append(
-                FieldError(
-                    ("jobs", i, "guaranteed_deadline"),
-                    "needs `guaranteed: true` and a time no earlier than the job's first "
-                    "deadline option",
-                    "class_mismatch",
-                )
-            )
+        errors.extend(_guarantee_errors(i, job.guaranteed, job.guaranteed_deadline, times))
     return errors
+
+
+def _guarantee_errors(
+    i: int, guaranteed: bool, promised: float | None, times: list[float]
+) -> list[FieldError]:
+    """Only jobs with deadline options can be guaranteed, by one no earlier than the first."""
+    if guaranteed and not times:
+        reason = "only jobs with deadline options can be guaranteed"
+        return [FieldError(("jobs", i, "guaranteed"), reason, "class_mismatch")]
+    if promised is not None and not (guaranteed and promised >= min(times, default=0)):
+        reason = (
+            "needs `guaranteed: true` and a time no earlier than the job's first deadline option"
+        )
+        return [FieldError(("jobs", i, "guaranteed_deadline"), reason, "class_mismatch")]
+    return []
 
 
 def _lease_start_errors(snapshot: SnapshotView) -> list[FieldError]:
