@@ -8,10 +8,12 @@ the others: a guaranteed job's leases run ahead of the jobs without a guarantee 
 remaining time first), which then meet fewer deadlines, and it holds them however long it is.
 So each row is priced
 
-    a_i = w_i / w̄_j − π · r_j · L_j
+    a_i = w_i / w̄_j − π · ρ · r_j · L_j,      ρ = clip(Σ_j g_j / C − 1, 0, 1)
 
-with r_j the reserved GPUs, L_j the leases and π the `lease_price` per GPU-lease: a job is
-guaranteed only when it earns more than the GPU-leases it takes would earn the jobs behind it.
+with r_j the reserved GPUs, L_j the leases, π the `lease_price` per GPU-lease and ρ the pressure
+on the cluster (the GPUs every job with work left asks for, beyond the C it has: nothing when
+all of them fit at once, the whole price from twice the cluster on): a job is guaranteed only
+when it earns more than the GPU-leases it takes would earn the jobs behind it.
 A new job is offered only the rows with a_i > 0; rows of jobs already guaranteed keep
 w_i / w̄_j (they are kept whatever they cost).
 """
@@ -35,6 +37,12 @@ def best_values(problem: LeaseProblem) -> FloatArray:
     return best
 
 
+def pressure(problem: LeaseProblem) -> float:
+    """ρ: how far the GPUs every job with work left asks for exceed the cluster, 0 … 1."""
+    asked = float(problem.demand[problem.leases > 0].sum())
+    return float(np.clip(asked / problem.capacity - 1.0, 0.0, 1.0))
+
+
 def weighted(problem: LeaseProblem, objective: str, lease_price: float) -> LeaseProblem:
     """The problem admission maximizes: option values as given (`value`), or priced shares of
     each job's best value (`satisfaction`), rows not worth offering to a new job left out."""
@@ -42,7 +50,7 @@ def weighted(problem: LeaseProblem, objective: str, lease_price: float) -> Lease
         return problem
     job = problem.row_job
     share = problem.row_value / np.maximum(best_values(problem)[job], 1e-300)
-    priced = share - lease_price * problem.reserve[job] * problem.leases[job]
+    priced = share - lease_price * pressure(problem) * problem.reserve[job] * problem.leases[job]
     new = ~problem.guaranteed[job]
     return replace(
         problem,

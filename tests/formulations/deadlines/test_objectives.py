@@ -28,11 +28,13 @@ def test_value_ranks_jobs_by_their_values_satisfaction_counts_each_job_once() ->
 
 
 def test_a_guarantee_costs_the_price_of_the_gpu_leases_it_reserves() -> None:
-    # Two nodes, plenty of room. long: 8 GPUs × 3 leases = 24 GPU-leases, soft (10 by 4
-    # leases, 5 by 5); short: 1 GPU × 2 leases. At 0.05 per GPU-lease of its best value, long
-    # nets 1 − 1.2 < 0 at its best option and 0.5 − 1.2 at its other: not offered; short
-    # nets 1 − 0.1 = 0.9. At 0.04, long nets 1 − 0.96 = 0.04 > 0: admitted.
-    data = cluster(2, job("long", 8, 3, (4, 10), (5, 5)), job("short", 1, 2, (3, 10)))
+    # Two nodes. long: 8 GPUs × 3 leases = 24 GPU-leases, soft (10 by 4 leases, 5 by 5);
+    # short: 1 GPU × 2 leases; best-effort jobs ask for 48 GPUs more: 57 asked of 16, the
+    # pressure is full (ρ = 1). At 0.05 per GPU-lease of its best value, long nets
+    # 1 − 1.2 < 0 at its best option (0.5 − 1.2 at its other): not offered; short nets
+    # 1 − 0.1 = 0.9. At 0.04, long nets 1 − 0.96 = 0.04 > 0: admitted.
+    crowd = [{"id": f"be{i}", "scale_factor": 16, "remaining_time": 9000} for i in range(3)]
+    data = cluster(2, job("long", 8, 3, (4, 10), (5, 5)), job("short", 1, 2, (3, 10)), *crowd)
     priced = solve(data, policy=POLICY, options={"lease_price": 0.05})
     assert guaranteed(priced) == {"short"}
     assert priced.objective == pytest.approx(0.9)
@@ -40,6 +42,17 @@ def test_a_guarantee_costs_the_price_of_the_gpu_leases_it_reserves() -> None:
     assert guaranteed(cheaper) == {"long", "short"}
     assert cheaper.objective == pytest.approx(0.04 + 0.92)
     assert_valid_answer(cheaper, data)
+
+
+def test_the_price_follows_the_pressure_on_the_cluster() -> None:
+    # The same jobs with one best-effort job: 25 GPUs asked of 16, ρ = 25/16 − 1 = 0.5625, so
+    # long costs 0.05 · 0.5625 · 24 = 0.675 and nets 0.325: admitted. Alone (9 of 16: ρ = 0)
+    # a guarantee costs nothing.
+    crowd = {"id": "be", "scale_factor": 16, "remaining_time": 9000}
+    data = cluster(2, job("long", 8, 3, (4, 10), (5, 5)), job("short", 1, 2, (3, 10)), crowd)
+    result = solve(data, policy=POLICY, options={"lease_price": 0.05})
+    assert guaranteed(result) == {"long", "short"}
+    assert result.objective == pytest.approx((1 - 0.675) + (1 - 0.05 * 0.5625 * 2))
 
 
 def test_a_last_lease_that_ends_before_the_deadline_counts() -> None:
