@@ -172,6 +172,7 @@ def _config(args: argparse.Namespace) -> SimConfig:
         call_seconds=args.call_seconds,
         resolve=Resolve.parse(args.resolve) if args.resolve else None,
         preemption_seconds=args.preemption_seconds,
+        overhead_model=args.overhead,
         http=args.http,
         max_time=args.max_time,
     )

@@ -17,6 +17,8 @@ met, utilization and policy time.
   solve simulate gavel --policy max_min_fairness
   solve simulate poisson 4 --jobs 1000 --policy max_min_fairness,max_min_agnostic --seed 0,1
   solve simulate chronus --policy deadline_admission --lease-seconds 1200
+  solve simulate chronus --policy deadline_admission,chronus_one_by_one,edf,srtf --mode leases \
+      --overhead chronus --cluster gpu=16 --gpus-per-node 8 --load 3.5
   solve simulate deepshare --policy contention_placement -o w1=0.7 --output records.csv
 
 SOURCE is a trace file (bundled defaults when left out) or, for poisson, the arrival rate in
@@ -101,7 +103,8 @@ def _timing(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--call-seconds",
         type=float,
-        help="Leases mode: ask the policy this often (default: at every lease boundary).",
+        help="Leases mode: ask the policy this often and at lease boundaries (default: at "
+        "every arrival, completion and lease boundary).",
     )
     command.add_argument(
         "--resolve",
@@ -113,7 +116,14 @@ def _timing(command: argparse.ArgumentParser) -> None:
         "--preemption-seconds",
         type=float,
         default=0.0,
-        help="Seconds a job loses each time it moves to other GPUs.",
+        help="Seconds a job loses each time it moves to other GPUs (--overhead fixed).",
+    )
+    command.add_argument(
+        "--overhead",
+        choices=("fixed", "chronus"),
+        default="fixed",
+        help="Restart overhead for every policy alike: fixed (--preemption-seconds per move) or "
+        "chronus (30 + 30 log2 g seconds at every start of a g-GPU job, the first included).",
     )
     command.add_argument(
         "--max-time",

@@ -102,7 +102,7 @@ class Baseline:
         else:  # running jobs keep their GPUs: they rank first
             idle = table.cur_type[jobs] < 0
             order = jobs[np.lexsort((table.arrival[jobs], key, idle))]
-        answer = Answer(status="optimal", allocation=greedy(table, order))
+        answer = Answer(status="optimal", allocation=greedy(table, order, request.free))
         answer.seconds = answer.solver_seconds = time.perf_counter() - started
         return answer
 
@@ -110,11 +110,13 @@ class Baseline:
         return None
 
 
-def greedy(table: JobTable, order: IntArray) -> dict[str, dict[str, float]]:
-    """Gang placement in priority order: the fastest type with room for the job's gang (its
-    current type among equally fast ones, so a tie never moves it); stops once no later job's
-    gang fits anywhere."""
-    free = table.capacity.copy()
+def greedy(
+    table: JobTable, order: IntArray, free: IntArray | None = None
+) -> dict[str, dict[str, float]]:
+    """Gang placement in priority order on `free` GPUs per type (default: the whole cluster):
+    the fastest type with room for the job's gang (its current type among equally fast ones, so
+    a tie never moves it); stops once no later job's gang fits anywhere."""
+    free = (table.capacity if free is None else free).copy()
     thr = table.thr[order]
     scale = table.scale[order]
     current = table.cur_type[order]

@@ -41,14 +41,22 @@ class PolicyError(RuntimeError):
 
 class Request:
     """One decision point: the active jobs offered to the policy, and their snapshot (built
-    only when a policy needs it, parsed once for both the policy and the mechanism)."""
+    only when a policy needs it, parsed once for both the policy and the mechanism). `free`:
+    the GPUs per type a baseline may hand out (None: the whole cluster; the snapshot says what
+    running jobs hold for apportion's policies)."""
 
     def __init__(
-        self, table: JobTable, jobs: IntArray, now: float, build: Callable[[], dict[str, Any]]
+        self,
+        table: JobTable,
+        jobs: IntArray,
+        now: float,
+        build: Callable[[], dict[str, Any]],
+        free: IntArray | None = None,
     ) -> None:
         self.table = table
         self.jobs = jobs
         self.now = now
+        self.free = free
         self._build = build
 
     @cached_property

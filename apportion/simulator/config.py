@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from apportion.simulator.overhead import Overhead
+
 #: Policies enacted lease by lease (Chronus) and placement by placement (DeepShare); every other
 #: policy returns time fractions and is enacted round by round (Gavel).
-LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines"})
+LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines", "chronus_one_by_one"})
 PLACEMENT_POLICIES = frozenset({"contention_placement", "deepshare", "contention"})
 
 
@@ -122,12 +124,16 @@ class SimConfig:
     - preemption_seconds: seconds of work lost by a job each time it (re)starts on GPUs other
       than the ones it held in the previous round or lease (checkpoint and restore); nothing
       when its lease is extended
+    - overhead_model: `fixed` (`preemption_seconds` per move, first starts free) or `chronus`
+      (Chronus's simulator: 30 + 30 log2 g seconds at every start, the first included); every
+      enactment mode charges it alike (`simulator.overhead`)
     - http: base URL of a running apportion service (policy calls go to POST /v1/solve); None
       solves in process
     - max_time: stop at this simulated time (seconds from the trace's start); None = until
       every job that can finish has finished
     - call_seconds: in lease mode, how often the policy is asked (a caller that admits every
-      few minutes between lease boundaries); None = at every lease boundary
+      few minutes between lease boundaries); None = as a deployment would: at every arrival,
+      completion and lease boundary
     - entity_weights: entity → weight for hierarchical policies (1 for an entity not named)
     - job_series: also record every running job's progress in every interval
       (`SimulationResult.job_series`); off by default, as it grows with jobs × intervals
@@ -143,6 +149,7 @@ class SimConfig:
     call_seconds: float | None = None
     resolve: Resolve | None = None
     preemption_seconds: float = 0.0
+    overhead_model: str = "fixed"
     http: str | None = None
     max_time: float | None = None
     entity_weights: Mapping[str, float] = field(default_factory=dict)
@@ -157,6 +164,7 @@ class SimConfig:
         if self.preemption_seconds < 0:
             raise ValueError("preemption_seconds must be ≥ 0")
         object.__setattr__(self, "mode", Mode(self.mode))
+        self.overhead  # noqa: B018 (an unknown model is an error now, not in a worker)
         # The engine needs them anyway; importing here keeps `import simulator.config` light.
         from apportion.mechanism.priority import Order, Rule
 
@@ -166,6 +174,11 @@ class SimConfig:
         if self.round_order not in {o.value for o in Order}:
             names = ", ".join(o.value for o in Order)
             raise ValueError(f"round_order: unknown order {self.round_order!r}; use one of {names}")
+
+    @property
+    def overhead(self) -> Overhead:
+        """What each (re)start costs, for every enactment mode."""
+        return Overhead.named(self.overhead_model, self.preemption_seconds)
 
     @property
     def enactment(self) -> Mode:
@@ -197,6 +210,7 @@ class SimConfig:
             "call_seconds": self.call_seconds,
             "resolve": str(self.resolve) if self.resolve else "default",
             "preemption_seconds": self.preemption_seconds,
+            "overhead_model": self.overhead_model,
             "http": self.http,
             "seed": self.seed,
         }

@@ -218,9 +218,14 @@ def _deadline_summary(jobs: pd.DataFrame) -> dict[str, Any]:
     best_effort = jobs[jobs["deadline"].isna() & jobs["finished"]]
     if not len(slo):
         return {"slo_jobs": 0}
+    first_met = slo["finish"] <= slo["deadline"] + 1e-6  # an unfinished job's NaN: False
     return {
         "slo_jobs": len(slo),
         "deadline_met_fraction": float(slo["deadline_met"].astype(bool).mean()),
+        # Chronus's schedule_summary: 1 − miss_ddl, the value of the first (earliest) option
+        # met over the job's best, averaged over SLO jobs; and the share meeting their first.
+        "satisfaction": float((slo["value_earned"] / slo["value_possible"]).mean()),
+        "first_deadline_met_fraction": float(first_met.mean()),
         "value_earned": float(slo["value_earned"].sum()),
         "value_possible": float(slo["value_possible"].sum()),
         "best_effort_jct_mean": _mean(best_effort["jct"]),

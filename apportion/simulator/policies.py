@@ -1,6 +1,7 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, and heterogeneity-agnostic variants: `max_min_agnostic` and
-`makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
+`simulator.baselines`, Chronus's own admission (`chronus_one_by_one`: deadline admission one
+job at a time, by value, `admission=one_by_one`), and heterogeneity-agnostic variants:
+`max_min_agnostic` and `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
 job at its mean speed over the cluster's GPUs of the types it can use) and
 `finish_time_fairness_agnostic` (the policy shown every job at that one speed, see
 `simulator.clients.TypeBlindPolicy`). A foreign name (Gavel's `max_min_fairness_packed`) runs as
@@ -21,6 +22,7 @@ from apportion.simulator.config import SimConfig
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "max_min_agnostic": ("max_min_fairness", {"heterogeneity_aware": False}),
     "makespan_agnostic": ("makespan", {"heterogeneity_aware": False}),
+    "chronus_one_by_one": ("deadline_admission", {"admission": "one_by_one", "objective": "value"}),
 }
 #: Heterogeneity-agnostic versions of policies that have no `heterogeneity_aware` option (Gavel's
 #: agnostic baselines): the policy sees each job at one speed on every type it can use.

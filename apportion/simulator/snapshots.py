@@ -137,7 +137,8 @@ def job_pairs(table: JobTable, jobs: IntArray) -> list[dict[str, Any]]:
 
 
 class Held(NamedTuple):
-    """A job that holds GPUs in the current lease: where, and until when."""
+    """A job that runs now: where, and until when it holds those GPUs (not after `now`: it
+    holds nothing, and may be moved or stopped)."""
 
     placement: Mapping[str, int]
     until: float
@@ -150,14 +151,19 @@ def lease_snapshot(
     lease_seconds: float,
     lease_start: float | None = None,
     held: Mapping[int, Held] | None = None,
+    overhead: FloatArray | None = None,
+    promised: Mapping[int, float] | None = None,
 ) -> dict[str, Any]:
     """Deadline admission: GPU demand, remaining time at full speed, deadlines, which jobs an
-    earlier answer guaranteed, the lease grid's phase, and the GPUs jobs hold in this lease
-    (their remaining time then includes the restore cost they still pay)."""
+    earlier answer guaranteed and by which deadline (`promised`), the lease grid's phase, where
+    running jobs run and which of them hold their GPUs in this lease (their remaining time then
+    includes the restore cost they still pay), and each job's restart overhead (`overhead`, one
+    per job of `jobs`)."""
     trace_jobs = table.trace.jobs
     held = held or {}
     speed = table.thr[jobs].max(axis=1)
     left = (table.remaining[jobs] / np.maximum(speed, 1e-300)).tolist()
+    costs = None if overhead is None else overhead.tolist()
     entries = []
     for position, j in enumerate(jobs.tolist()):
         job = trace_jobs[j]
@@ -166,13 +172,18 @@ def lease_snapshot(
             "scale_factor": job.scale_factor,
             "remaining_time": left[position],
         }
+        if costs is not None:
+            entry["overhead_seconds"] = costs[position]
         if j in held:
-            entry["remaining_time"] += float(table.delay_left[j])
             entry["placement"] = dict(held[j].placement)
-            entry["held_until"] = held[j].until
+            if held[j].until > now:
+                entry["remaining_time"] += float(table.delay_left[j])
+                entry["held_until"] = held[j].until
         if job.deadlines:
             entry["deadlines"] = [{"time": d.time, "value": d.value} for d in job.deadlines]
             entry["guaranteed"] = bool(table.guaranteed[j])
+            if entry["guaranteed"] and promised and j in promised:
+                entry["guaranteed_deadline"] = promised[j]
         if job.job_class is not None:
             entry["job_class"] = job.job_class
         elif not job.deadlines:

@@ -1,4 +1,5 @@
-"""Hand-solved deadline admission instances (FORMULATIONS §6). Value admitted is the objective.
+"""Hand-solved deadline admission instances (FORMULATIONS §6). Value admitted is the objective
+(`objective=value`: Chronus's, exact for the decision in hand).
 
 All on 20-minute leases (1,200 s) from now = 0: slot t is [1200t, 1200(t+1)), a deadline d
 leaves ⌊d/1200⌋ slots, a job with E seconds left needs ⌈E/1200⌉ leases.
@@ -78,15 +79,23 @@ def soft_later(result: SolveResult) -> None:
     assert not s.metrics["runs_now"] and result.job("g").placement == {"n0": 8}
 
 
+VALUE = {"objective": "value"}
+
 CASES = [
     Case(
-        "deadlines: two jobs, one slot", "deadline_admission", ONE_SLOT, 10.0, check=admitted("a")
+        "deadlines: two jobs, one slot",
+        "deadline_admission",
+        ONE_SLOT,
+        10.0,
+        VALUE,
+        check=admitted("a"),
     ),
     Case(
         "deadlines: soft job takes its later option",
         "deadline_admission",
         SOFT_LATER,
         18.0,
+        VALUE,
         check=soft_later,
     ),
     Case(
@@ -94,6 +103,7 @@ CASES = [
         "deadline_admission",
         JOINT,
         12.0,
+        VALUE,
         check=admitted("p", "q", summary={"value_admitted_greedy": 10.0}),
     ),
     Case(
@@ -101,6 +111,7 @@ CASES = [
         "deadline_admission",
         ROUND_UP,
         10.0,
+        VALUE,
         check=admitted("x", "y"),
     ),
 ]

@@ -1,6 +1,8 @@
 """notebooks/deadlines.ipynb in a real kernel at its small size: every plot is drawn, and the
-numbers it quotes say what Chronus says: admission breaks none of its guarantees, and on an
-overloaded cluster it meets more deadlines than EDF, whose best-effort jobs wait longer."""
+numbers it quotes say what the issue claims where the small size can show it: no guarantee is
+broken or missed at any call frequency, and on the contended cluster deadline admission meets
+at least the satisfaction of every baseline and EDF's first deadlines, with best-effort jobs
+within 1.1 × SRTF's completion time; where a claim fails, the notebook names the jobs."""
 
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ import pytest
 
 from tests.notebooks.kernel import code_cells, execute, images
 from tests.notebooks.kernel import quoted as read_quoted
+
+OURS = "deadline_admission"
+BASELINES = ("chronus_one_by_one", "edf", "srtf")
+FREQUENCIES = (OURS, f"{OURS} every 5 min", f"{OURS} every lease")
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +30,7 @@ def quoted(notebook: Any) -> dict[str, Any]:
 
 def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:
     plotting = [cell for cell in code_cells(notebook) if "plt.show()" in cell.source]
-    assert len(plotting) == 2  # the sweep's panels, the lateness CDF
+    assert len(plotting) == 2  # satisfaction / first deadlines / BE JCT; slack of missed jobs
     assert [images(cell) for cell in plotting] == [1, 1]
 
 
@@ -37,27 +43,36 @@ def test_it_ran_at_the_small_size_on_every_cluster(quoted: dict[str, Any]) -> No
     ]
 
 
-def test_admission_breaks_no_guarantee(quoted: dict[str, Any]) -> None:
-    assert [r["guarantees_broken"] for r in quoted["runs"]] == [0, 0, 0]
-    assert [r["guaranteed_missed"] for r in quoted["runs"]] == [0, 0, 0]
+def test_no_guarantee_is_broken_or_missed_at_any_call_frequency(quoted: dict[str, Any]) -> None:
+    for run in quoted["runs"]:
+        for variant in FREQUENCIES:
+            assert run[f"{variant}.guarantees_broken"] == 0, (run["gpus"], variant)
+            assert run[f"{variant}.guaranteed_missed"] == 0, (run["gpus"], variant)
     assert quoted["claims"]["guarantees_broken_total"] == 0
+    assert quoted["claims"]["guaranteed_missed_total"] == 0
 
 
-def test_on_the_smallest_cluster_admission_meets_more_deadlines_than_edf(
-    quoted: dict[str, Any],
-) -> None:
+def test_on_the_contended_cluster_admission_meets_every_claim(quoted: dict[str, Any]) -> None:
     smallest = quoted["runs"][-1]
     assert smallest["gpus"] == 16
-    admission = smallest["deadline_admission.deadlines_met_%"]
-    assert admission > smallest["edf.deadlines_met_%"]
-    assert smallest["deadline_admission.value_%"] > smallest["edf.value_%"]
-    # ... and EDF keeps best-effort jobs waiting longer than admission does.
-    assert smallest["edf.best_effort_jct_h"] > smallest["deadline_admission.best_effort_jct_h"]
-    claims = quoted["claims"]["smallest_cluster"]["MIX2"]
-    assert claims["met_minus_edf_pp"] == pytest.approx(admission - smallest["edf.deadlines_met_%"])
+    ours = smallest[f"{OURS}.satisfaction"]
+    assert all(ours >= smallest[f"{b}.satisfaction"] for b in BASELINES)
+    assert smallest[f"{OURS}.first_deadline_met"] >= smallest["edf.first_deadline_met"]
+    ratio = smallest[f"{OURS}.best_effort_jct_h"] / smallest["srtf.best_effort_jct_h"]
+    assert ratio <= 1.1
+    # EDF serves hopeless jobs first once the cluster is overloaded and misses in cascades.
+    assert smallest["edf.satisfaction"] < ours - 0.05
 
 
-def test_shrinking_the_cluster_never_helps_edf(quoted: dict[str, Any]) -> None:
-    met = [r["edf.deadlines_met_%"] for r in quoted["runs"]]  # 32, 24, 16 GPUs
-    assert met == sorted(met, reverse=True)
-    assert met[0] > met[-1]
+def test_the_claims_agree_with_the_runs_and_missed_ones_are_explained(
+    quoted: dict[str, Any],
+) -> None:
+    claims = quoted["claims"]
+    margins = [
+        r[f"{OURS}.satisfaction"] - max(r[f"{b}.satisfaction"] for b in BASELINES)
+        for r in quoted["runs"]
+    ]
+    assert claims["worst_satisfaction_margin"] == pytest.approx(min(margins), abs=2e-4)
+    if claims["worst_satisfaction_margin"] < 0:  # the notebook names the jobs behind it
+        assert claims["misses_only_admission"] > 0
+    assert claims["claims_met"] >= 1 and claims["cells"] == 3

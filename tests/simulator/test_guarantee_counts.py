@@ -47,3 +47,20 @@ def test_broken_and_missed_guarantees_are_counted_apart() -> None:
     assert summary["guarantees_broken"] == 1
     assert summary["guaranteed_missed"] == 1
     assert summary["deadline_met_fraction"] == 1 / 3
+
+
+def test_satisfaction_is_chronus_schedule_summary_and_first_deadlines_are_counted() -> None:
+    # Chronus's schedule_summary: 1 − miss_ddl = value of the first option met ÷ 10 (every job's
+    # best value). soft ends between its options (earns 5 of 10), strict on time (10 of 10),
+    # missed never in time (0): satisfaction (0.5 + 1 + 0) / 3; first deadlines met: 1 of 3.
+    soft = job("soft", HOUR, deadlines=[Deadline(HOUR, 10.0), Deadline(2 * HOUR, 5.0)])
+    strict = job("strict", HOUR, deadlines=[Deadline(2 * HOUR, 10.0)])
+    missed = job("missed", HOUR, deadlines=[Deadline(HOUR, 10.0)])
+    table = JobTable.from_trace(trace([soft, strict, missed, job("best-effort", HOUR)]))
+    table.state[:] = DONE
+    table.finish[:] = [1.5 * HOUR, 2.0 * HOUR, 3.0 * HOUR, 4.0 * HOUR]
+    jobs = records(table)
+    summary = summarize(table, jobs, timeseries(Series(), table), calls_frame(CallLog()))
+    assert summary["satisfaction"] == (0.5 + 1.0 + 0.0) / 3
+    assert summary["first_deadline_met_fraction"] == 1 / 3
+    assert summary["deadline_met_fraction"] == 2 / 3

@@ -54,3 +54,66 @@ def test_jobs_run_lease_by_lease_and_pay_the_checkpoint_cost_on_moves() -> None:
     # A lease boundary is the earliest a job can start or finish being charged: whole leases.
     assert (records["first_start"] % LEASE == 0).all()
     assert records["lost_seconds"].tolist() == pytest.approx((records["moves"] * 30.0).tolist())
+
+
+# ---- admission on arrival, GPUs lent at once, the call interval, overheads ------------------
+
+
+def _records(jobs: list, **settings: object) -> object:
+    return _run(jobs, **settings).records.set_index("job")  # type: ignore[attr-defined]
+
+
+def test_a_job_arriving_mid_lease_is_admitted_and_started_on_arrival() -> None:
+    # busy fills one node (8 GPUs) from 0; slo arrives at 100 s into the 600 s lease, needs 8
+    # GPUs for 900 s by 1,500 s: the other node is free, so it starts at once (a lease
+    # boundary would be too late: 600 + 900 > 1,500).
+    speed = {"gpu": 1.0}
+    busy = job("busy", 3000.0, gpus=8, speed=speed, job_class="best_effort")
+    slo = job("slo", 900.0, arrival=100.0, gpus=8, speed=speed, deadlines=[Deadline(1500.0)])
+    row = _records([busy, slo]).loc["slo"]  # type: ignore[attr-defined]
+    assert row["first_start"] == 100.0 and row["guaranteed"] and row["deadline_met"]
+
+
+def test_gpus_freed_in_the_middle_of_a_lease_are_lent_at_once() -> None:
+    # short (16 GPUs, 200 s) ends at 200 s into the first lease; waiting starts then, not at
+    # the boundary (600 s).
+    speed = {"gpu": 1.0}
+    short = job("short", 200.0, gpus=16, speed=speed, job_class="best_effort")
+    waiting = job("waiting", 400.0, arrival=10.0, gpus=16, speed=speed, job_class="best_effort")
+    rows = _records([short, waiting])
+    assert rows.loc["waiting", "first_start"] == pytest.approx(200.0)  # type: ignore[attr-defined]
+
+
+def test_called_every_few_minutes_arrivals_wait_for_the_next_call() -> None:
+    speed = {"gpu": 1.0}
+    late = job("late", 300.0, arrival=10.0, gpus=8, speed=speed, job_class="best_effort")
+    first = job("first", 300.0, gpus=8, speed=speed, job_class="best_effort")
+    rows = _records([first, late], call_seconds=150.0)
+    assert rows.loc["late", "first_start"] == 150.0  # type: ignore[attr-defined]
+
+
+def test_chronus_overhead_is_paid_at_every_start_the_first_included() -> None:
+    # A 4-GPU job alone: 30 + 30 · log2 4 = 90 s before any progress, then 1,000 s of work.
+    speed = {"gpu": 1.0}
+    solo = job("solo", 1000.0, gpus=4, speed=speed, job_class="best_effort")
+    chronus = _records([solo], overhead_model="chronus").loc["solo"]  # type: ignore[attr-defined]
+    assert chronus["finish"] == pytest.approx(1090.0) and chronus["lost_seconds"] == 90.0
+    fixed = _records([solo], preemption_seconds=50.0).loc["solo"]  # type: ignore[attr-defined]
+    assert fixed["finish"] == pytest.approx(1000.0)  # the fixed model: first starts are free
+
+
+@pytest.mark.parametrize("policy", ["srtf", "edf"])
+def test_baselines_under_leases_keep_their_gpus_and_pay_only_for_real_moves(policy: str) -> None:
+    # Two 8-GPU jobs run lease after lease on the same nodes: no move, no overhead after the
+    # first start; a third (longer) arriving mid-lease waits for GPUs nobody holds.
+    speed = {"gpu": 1.0}
+    jobs = [job(f"j{i}", 1500.0, gpus=8, speed=speed, job_class="best_effort") for i in range(2)]
+    jobs.append(job("mid", 5000.0, arrival=300.0, gpus=8, speed=speed, job_class="best_effort"))
+    result = simulate(
+        trace(jobs, CLUSTER, per_node=8),
+        SimConfig(policy=policy, mode="leases", lease_seconds=LEASE, overhead_model="chronus"),
+    )
+    rows = result.records.set_index("job")
+    assert rows.loc["j0", "moves"] == 0 and rows.loc["j1", "moves"] == 0
+    assert rows.loc["mid", "first_start"] >= LEASE  # nobody is preempted mid-lease
+    assert rows.loc["j0", "lost_seconds"] == pytest.approx(30.0 + 30.0 * 3)

@@ -25,11 +25,18 @@ from numpy.typing import NDArray
 from pydantic import Field
 
 from apportion.formulations.deadlines import report as deadline_report
-from apportion.formulations.deadlines.decision import Admission, LeaseRun
+from apportion.formulations.deadlines.decision import Admission
 from apportion.formulations.deadlines.guarantees import fewest_broken
-from apportion.formulations.deadlines.lease_plan import LeasePlan, greedy_plan, shift
+from apportion.formulations.deadlines.lease_plan import (
+    LeasePlan,
+    greedy_plan,
+    keep_running,
+    shift,
+)
 from apportion.formulations.deadlines.lease_search import solve_lease_milp
-from apportion.formulations.deadlines.packing import fill, place_consolidated, shrink
+from apportion.formulations.deadlines.lending import run_now
+from apportion.formulations.deadlines.one_by_one import one_by_one
+from apportion.formulations.deadlines.pricing import weighted
 from apportion.formulations.deadlines.problem import LeaseProblem, lease_problem
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Feature
@@ -40,6 +47,7 @@ from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status
 
 IntArray = NDArray[np.int64]
+Objective = Literal["satisfaction", "value"]
 
 #: Defaults when the request sets no limit: they keep a Philly-scale request (120 nodes, 400 SLO
 #: jobs × 72 slots, 1,000 best-effort jobs) within a few seconds (the `deadlines` bench rows).
@@ -48,6 +56,28 @@ DEFAULT_MIP_GAP = 0.01
 
 
 class DeadlineOptions(PolicyOptions):
+    objective: Objective = Field(
+        "satisfaction",
+        description="What admission maximizes. satisfaction (the default, for a scheduler that "
+        "calls it over time): Chronus's schedule_summary metric, each guaranteed job's value ÷ "
+        "its best value, less `lease_price` per GPU-lease it reserves (those leases run ahead "
+        "of the jobs without a guarantee); value: Chronus's Σ of the values guaranteed, exact "
+        "for the decision in hand, values ranking jobs against each other.",
+    )
+    lease_price: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="satisfaction objective: share of a job's best value its guarantee costs "
+        "per GPU-lease reserved (0: none; 0.05: a guarantee that reserves 20 GPU-leases or "
+        "more is not worth giving, the job runs without one).",
+    )
+    admission: Literal["joint", "one_by_one"] = Field(
+        "joint",
+        description="joint: new SLO jobs are admitted together by the lease MILP; one_by_one: "
+        "Chronus's own rule, each in turn (snapshot order) by a fast packing check, else a "
+        "binary search for the earliest deadline a greedy packing meets (a baseline).",
+    )
     sigma: Literal[-1, 0, 1, "adaptive"] = Field(
         "adaptive",
         description="σ: +1 runs guaranteed work as early as the plan allows, −1 as late (leaving "
@@ -96,8 +126,11 @@ def plannable(problem: LeaseProblem) -> tuple[IntArray, dict[int, str]]:
 
 
 def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) -> Admission:
-    """Choose options and reserve slots for SLO jobs: the MILP, else the greedy packing."""
+    """Choose options and reserve slots for SLO jobs: jointly (the MILP, else the greedy
+    packing) or Chronus's way, one job at a time."""
     jobs, broken = plannable(problem)
+    if options.admission == "one_by_one":
+        return one_by_one(problem, jobs, broken, resolve_sigma(options.sigma, problem), ctx)
     chronus = greedy_plan(problem, jobs)
     admission = Admission(
         LeasePlan.empty(problem),
@@ -133,35 +166,6 @@ def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) ->
     return admission
 
 
-def run_now(problem: LeaseProblem, plan: LeasePlan, options: DeadlineOptions) -> LeaseRun:
-    """Jobs holding GPUs stay; guaranteed jobs due now on consolidated blocks of what they
-    leave free; then the spare GPUs by SRGF."""
-    g_node = problem.gpus_per_node
-    holdings = problem.holdings
-    free = holdings.free[0].copy() if len(holdings.free) else np.full(len(problem.node_ids), g_node)
-    placements = {j: dict(held) for j, held in holdings.nodes.items()}
-    mode = dict.fromkeys(placements, "held")
-    due = np.flatnonzero(plan.slots[:, 0])
-    blocks = place_consolidated(problem.reserve[due], free, g_node)
-    for j, block in zip(due, blocks, strict=True):
-        placements[int(j)] = shrink(block, int(problem.demand[j]), free)
-        mode[int(j)] = "reserved"
-    work = problem.remaining * problem.demand  # remaining GPU-time; inf when unknown
-    idle = problem.holdings.slots == 0
-    waiting = np.flatnonzero(~plan.admitted & (problem.leases > 0) & idle)
-    order = waiting[np.lexsort((waiting, work[waiting]))]
-    spare = fill(problem.demand, order, free, g_node, options.split_best_effort)
-    placements.update(spare)
-    mode.update(dict.fromkeys(spare, "spare"))
-    if options.fill_guaranteed:
-        later = np.flatnonzero(plan.admitted & ~plan.slots[:, 0] & (problem.leases > 0) & idle)
-        order = later[np.lexsort((later, work[later]))]
-        extra = fill(problem.demand, order, free, g_node, allow_split=False)
-        placements.update(extra)
-        mode.update(dict.fromkeys(extra, "opportunistic"))
-    return LeaseRun(placements, mode, int(free.sum()))
-
-
 def run(
     snapshot: Snapshot, arrays: ClusterArrays, options: DeadlineOptions, ctx: SolveContext
 ) -> Outcome:
@@ -172,10 +176,13 @@ def run(
         arrays.throughput,
         options.safety_margin,
     )
-    admission = admit(problem, options, ctx)
-    admission.plan = shift(problem, admission.plan, admission.sigma)
-    lease = run_now(problem, admission.plan, options)
-    outcome = deadline_report.outcome(problem, arrays, admission, lease)
+    scored = weighted(problem, options.objective, options.lease_price)
+    admission = admit(scored, options, ctx)
+    admission.plan = keep_running(problem, shift(problem, admission.plan, admission.sigma))
+    lease = run_now(problem, admission.plan, options.fill_guaranteed, options.split_best_effort)
+    outcome = deadline_report.outcome(
+        problem, arrays, admission, lease, (options.objective, scored)
+    )
     if ctx.options.explain:
         # The reasons cost feasibility MILPs: only asked-for explanations pay for them.
         from apportion.formulations.deadlines.evidence import decision_evidence

@@ -24,8 +24,10 @@ class Admission:
 
 @dataclass
 class LeaseRun:
-    """Who runs in slot 0, where, and why."""
+    """Who runs in slot 0, where, and why; until when lent GPUs stay lent (None: no planned
+    reservation needs them)."""
 
     placements: dict[int, Placement]
-    mode: dict[int, str]  # reserved / spare / opportunistic
+    mode: dict[int, str]  # held / reserved / lent / opportunistic
     idle: int
+    lent_until: dict[int, float | None] = field(default_factory=dict)

@@ -26,7 +26,7 @@ from apportion.formulations.deadlines.decision import Admission, LeaseRun
 from apportion.formulations.deadlines.earliest import Earliest, check, earliest, fits_by, room_left
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.formulations.deadlines.report import cannot_fit, slot_list
-from apportion.solver.context import SolveContext
+from apportion.solver.context import SolveContext, TimeBudget
 from apportion.solver.explain import DecisionEvidence, Reason
 from apportion.solver.result import Metric
 
@@ -224,7 +224,11 @@ def decision_evidence(
         else:
             reasons.rejected(j)
             rejected.append(j)
-    # Every code first: the searches, which may use up the budget, come last.
-    for j in rejected:
+    # Every code first: the searches, which may use up the budget, come last, each with an
+    # equal share of what is left (a long search does not starve the jobs after it).
+    for done, j in enumerate(rejected):
+        left = own.budget.left()
+        share = None if left is None else TimeBudget(left / (len(rejected) - done))
+        reasons.ctx = own if share is None else SolveContext(own.options, budget=share)
         reasons.add_earliest(j)
     return reasons.evidence()

@@ -17,6 +17,15 @@ Work, per job j with remaining estimate E_j, overhead o_j and safety margin m, i
   its estimate), and needs ⌈(E'_j − (T − now))/u_j⌉ more leases from slot h_j on; if none, it
   ends at now + E'_j, which must meet the deadline.
 
+Its last lease need not be whole: what is left for it, the tail τ_j (E'_j less the leases before
+it), is done o_j + τ_j after that lease starts. Starting in slot 0 leaves the larger tail
+E'_j − w_j − (L_j − 2)u_j; a new job is counted with it when slot 0 may be its first; a
+guaranteed job that holds nothing is counted with the smaller one and planned from slot 1
+(at a boundary the two agree), so a plan made earlier in the lease stays valid.
+Option v with deadline d is met when every lease lies in the first M_v = ⌊(d − lease_start)/ℓ⌋
+slots, or one more when a last lease started at the beginning of slot M_v (at `now` in slot 0)
+still ends by d: a job's leases are interchangeable, so slot M_v can only be its last.
+
 What holders leave free: per slot with holdings, node n has f_n free GPUs. Reserved sizes form
 the divisible chain 1 | 2 | 4 | … | G (multiples of G take whole empty nodes), and such sizes
 fit consolidated into bins of sizes f_n exactly when, for every chain size s,
@@ -40,6 +49,7 @@ from apportion.solver.snapshot import Snapshot
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 
 #: Slack on ⌈E/ℓ⌉ and ⌊(d − start)/ℓ⌋ so that 3600 s / 1200 s is 3 leases, not 4.
 ROUNDING = 1e-9
@@ -76,6 +86,9 @@ class Holdings:
     slots: IntArray  # per job: h_j, the slots its hold reaches into (0: none)
     nodes: dict[int, dict[int, int]]  # holder → node index → GPUs
     free: IntArray  # (max h_j, nodes): GPUs free per node in each slot with holdings
+    # Jobs that run now without holding their GPUs (a call at a lease boundary): where, so that
+    # a job that goes on running can stay there and pay no restart.
+    current: dict[int, dict[int, int]]
 
     @property
     def holders(self) -> IntArray:
@@ -85,14 +98,19 @@ class Holdings:
 def read_holdings(
     snapshot: Snapshot, node_ids: list[str], gpus_per_node: int, start: float, lease: float
 ) -> Holdings:
-    """Holds that outlast `now`: a job with `held_until` after now and a placement."""
+    """Holds that outlast `now`: a job with `held_until` after now and a placement; the other
+    placements are where jobs run now."""
     now = snapshot.now or 0.0
     index = {node: n for n, node in enumerate(node_ids)}
     until = np.full(len(snapshot.jobs), np.nan)
     slots = np.zeros(len(snapshot.jobs), dtype=np.int64)
     nodes: dict[int, dict[int, int]] = {}
+    current: dict[int, dict[int, int]] = {}
     for j, job in enumerate(snapshot.jobs):
-        if job.held_until is None or job.held_until <= now or job.placement is None:
+        if job.placement is None:
+            continue
+        if job.held_until is None or job.held_until <= now:
+            current[j] = {index[node]: gpus for node, gpus in job.placement.items()}
             continue
         until[j] = job.held_until
         slots[j] = max(1, int(np.ceil((job.held_until - start) / lease - ROUNDING)))
@@ -101,7 +119,7 @@ def read_holdings(
     for j, held in nodes.items():
         for n, gpus in held.items():
             free[: slots[j], n] -= gpus
-    return Holdings(until, slots, nodes, free)
+    return Holdings(until, slots, nodes, free, current)
 
 
 @dataclass(frozen=True)
@@ -111,6 +129,7 @@ class Work:
     leases: IntArray  # L_j
     first_slot: IntArray
     done_by: FloatArray  # a holder that ends within its hold: when (NaN otherwise)
+    tail: FloatArray  # seconds of work left for the job's last lease, at most
 
 
 def count_work(
@@ -121,6 +140,7 @@ def count_work(
     now: float,
     start: float,
     lease: float,
+    guaranteed: BoolArray,
 ) -> Work:
     """L_j, the first plannable slot and in-hold finish times, as the module docstring says."""
     work = remaining * (1.0 + margin)
@@ -130,12 +150,21 @@ def count_work(
     after_slot0 = ceil_leases(work - slot0, per_lease)
     first = np.where((slot0 > 0) & (after_slot0 < leases), 0, 1).astype(np.int64)
     first[leases == 0] = 0
+    tail = work - (leases - 1) * per_lease
+    # Starting in slot 0 leaves more for the last lease (w_j ≤ u_j). A guaranteed job was
+    # planned without it (it would hold GPUs otherwise): it keeps the smaller tail and is
+    # planned from slot 1, so that its plan stays valid as the lease wears on.
+    from_slot0 = np.where(leases >= 2, work - slot0 - (leases - 2) * per_lease, work)
+    larger = (first == 0) & (from_slot0 > tail + ROUNDING * lease)
+    first[larger & guaranteed] = 1
+    tail = np.where(larger & ~guaranteed, from_slot0, tail)
     done_by = np.full(remaining.size, np.nan)
     held = holdings.holders
     if held.size:
         left = work[held] - (holdings.until[held] - now)
         leases[held] = ceil_leases(left, per_lease[held])
         first[held] = holdings.slots[held]
+        tail[held] = left - (leases[held] - 1) * per_lease[held]
         ends = leases[held] == 0
         done_by[held[ends]] = now + work[held[ends]]
-    return Work(leases, first, done_by)
+    return Work(leases, first, done_by, np.where(leases > 0, tail, 0.0))

@@ -159,8 +159,13 @@ def build(
     choose = sp.csr_matrix((np.ones(ns), (local, np.arange(ns))), shape=(n, ns))
     model.add_constraints("choose", {s: choose}, lower=guaranteed, upper=1.0, coords=job_coords)
     _add_capacity_rows(model, problem, x, x_job, x_slot)
-    model.set_objective({s: problem.row_value[rows]}, Sense.MAXIMIZE)
-    cost = np.concatenate([np.zeros(nx), problem.row_value[rows]])
+    # In units of the largest value: the solver's tolerances are absolute, and values at the
+    # ends of the snapshot's range (1e-12 … 1e15) would otherwise blur the optimum.
+    weight = problem.row_value[rows] / max(
+        float(np.abs(problem.row_value[rows]).max(initial=0)), 1e-300
+    )
+    model.set_objective({s: weight}, Sense.MAXIMIZE)
+    cost = np.concatenate([np.zeros(nx), weight])
     return LeaseModel(model, x, s, x_job, x_slot, rows, problem.row_job[rows], cost)
 
 

@@ -171,12 +171,73 @@ def _order(problem: LeaseProblem, jobs: IntArray, by_density: bool) -> IntArray:
     )
 
 
+def latest(problem: LeaseProblem, plan: LeasePlan) -> LeasePlan | None:
+    """The plan's jobs and options with every lease as late as it can go: slots filled from the
+    last one back, each taking the jobs with the least room left behind it (slots between
+    their first one and this one, less the leases they still need), largest first, as far as
+    the slot's level rows allow. None when that leaves a job short (the caller keeps `plan`).
+
+    Mirror image of earliest-deadline-first: with one lease size it is exact; it is what makes
+    the guaranteed work due now as small as the guarantees allow."""
+    jobs = np.flatnonzero(plan.admitted)
+    out = LeasePlan(plan.row.copy(), np.zeros_like(plan.slots))
+    if jobs.size == 0:
+        return out
+    need = problem.leases[jobs].copy()
+    first = problem.first_slot[jobs]
+    limit = problem.row_slots[plan.row[jobs]]
+    size, levels = problem.reserve[jobs], problem.reserve_levels[jobs]
+    for t in range(int(limit.max(initial=0)) - 1, -1, -1):
+        behind = t - first + 1 - need  # slots at or before t beyond what each still needs
+        if (behind[need > 0] < 0).any():
+            return None
+        open_ = np.flatnonzero((need > 0) & (limit > t) & (first <= t))
+        room = problem.level_caps[t].copy()
+        for k in open_[np.lexsort((-size[open_], behind[open_]))]:
+            if (room[levels[k]] >= size[k]).all():
+                room[levels[k]] -= size[k]
+                out.slots[jobs[k], t] = True
+                need[k] -= 1
+            elif behind[k] == 0:
+                return None
+    return out if not need.any() else None
+
+
+def keep_running(problem: LeaseProblem, plan: LeasePlan) -> LeasePlan:
+    """A guaranteed job that runs now and is planned in slot 1 but not in slot 0 runs on in
+    slot 0 instead of its last slot, when slot 0 has room: packed as late as they go, a job
+    with one slot to spare would otherwise stop and restart every other lease, paying its
+    restart each time and taking back GPUs lent in between."""
+    running = np.array(sorted(problem.holdings.current), dtype=np.int64)
+    if running.size == 0 or problem.horizon < 2:
+        return plan
+    gap = running[
+        plan.slots[running, 1] & ~plan.slots[running, 0] & (problem.first_slot[running] == 0)
+    ]
+    if gap.size == 0:
+        return plan
+    plan = LeasePlan(plan.row.copy(), plan.slots.copy())
+    room = plan.room(problem)
+    for j in gap[np.argsort(-problem.reserve[gap], kind="stable")].tolist():
+        if fits(room[:1], problem, j)[0]:
+            last = problem.horizon - 1 - int(np.argmax(plan.slots[j, ::-1]))
+            plan.slots[j, last], plan.slots[j, 0] = False, True
+            take(room, problem, j, np.array([last]), sign=-1)
+            take(room, problem, j, np.array([0]))
+    return plan
+
+
 def shift(problem: LeaseProblem, plan: LeasePlan, sigma: int) -> LeasePlan:
     """Apply σ without touching value: +1 moves guaranteed work into slot 0 while it has room
-    (each job's latest slot moves, nearest deadline first), −1 moves it out of slot 0 into the
-    latest later slot before the job's deadline with room (largest first)."""
+    (each job's latest slot moves, nearest deadline first), −1 packs every lease as late as it
+    can go (`latest`), else moves work out of slot 0 into the latest later slot before the
+    job's deadline with room (largest first)."""
     if sigma == 0 or not plan.admitted.any():
         return plan
+    if sigma < 0:
+        late = latest(problem, plan)
+        if late is not None and not late.slots[:, 0].sum() > plan.slots[:, 0].sum():
+            plan = late
     plan = LeasePlan(plan.row.copy(), plan.slots.copy())
     room = plan.room(problem)
     limit = np.where(plan.admitted, problem.row_slots[np.maximum(plan.row, 0)], 0)

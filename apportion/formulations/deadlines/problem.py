@@ -65,6 +65,7 @@ class LeaseProblem:
     demand: IntArray  # g_j
     reserve: IntArray  # RU(g_j)
     remaining: FloatArray  # E_j seconds (inf: unknown, best-effort only)
+    overhead: FloatArray  # o_j: seconds lost in each lease the job (re)starts
     leases: IntArray  # L_j
     first_slot: IntArray  # the first slot j may be planned in
     done_by: FloatArray  # a holder that ends within its hold: when (NaN otherwise)
@@ -76,6 +77,7 @@ class LeaseProblem:
     row_time: FloatArray
     row_value: FloatArray
     row_slots_raw: IntArray  # M_i before the horizon cap (may be ≤ 0)
+    row_kept: BoolArray  # not later than the option a guaranteed job was promised
 
     @property
     def capacity(self) -> int:
@@ -111,11 +113,12 @@ class LeaseProblem:
     @cached_property
     def row_feasible(self) -> BoolArray:
         """The option can be met on an otherwise empty cluster (holders stay where they are); a
-        holder that ends within its hold meets exactly the deadlines from its end on."""
+        holder that ends within its hold meets exactly the deadlines from its end on; a
+        guaranteed job only its promised option and earlier ones."""
         job = self.row_job
         fits = self.row_slots - self.first_slot[job] >= self.leases[job]
         ends = np.isfinite(self.done_by[job])
-        return np.where(ends, self.row_time >= self.done_by[job], fits)
+        return np.where(ends, self.row_time >= self.done_by[job], fits) & self.row_kept
 
     @cached_property
     def is_slo(self) -> BoolArray:
@@ -146,9 +149,14 @@ def lease_problem(
         raise InputError(errors)
     node_ids = [n.id for n in nodes]
     holdings = read_holdings(snapshot, node_ids, gpus_per_node, start, lease)
-    work = count_work(remaining, per_job, margin, holdings, now, start, lease)
+    guaranteed = np.array([job.guaranteed for job in snapshot.jobs], dtype=bool)
+    work = count_work(remaining, per_job, margin, holdings, now, start, lease, guaranteed)
     row_job, row_option, row_time, row_value = _option_rows(snapshot)
     raw = np.floor((row_time - start) / lease + ROUNDING).astype(np.int64)
+    # One more slot when the job's last lease, begun at the start of slot M, ends by d.
+    last_start = np.maximum(start + raw * lease, now)
+    ends = last_start + per_job[row_job] + work.tail[row_job] <= row_time + ROUNDING * lease
+    raw += (ends & (raw >= 0)).astype(np.int64)
     return LeaseProblem(
         job_ids=[job.id for job in snapshot.jobs],
         node_ids=node_ids,
@@ -161,17 +169,19 @@ def lease_problem(
         demand=demand,
         reserve=round_up(demand, gpus_per_node),
         remaining=remaining,
+        overhead=per_job,
         leases=work.leases,
         first_slot=work.first_slot,
         done_by=work.done_by,
         holdings=holdings,
         kind=kinds,
-        guaranteed=np.array([job.guaranteed for job in snapshot.jobs], dtype=bool),
+        guaranteed=guaranteed,
         row_job=row_job,
         row_option=row_option,
         row_time=row_time,
         row_value=row_value,
         row_slots_raw=raw,
+        row_kept=_kept_rows(snapshot, row_job, row_time),
     )
 
 
@@ -217,6 +227,21 @@ def _lease(snapshot: Snapshot, overhead: float) -> float:
             f"the per-lease overhead {overhead:g} s must be shorter than the lease {lease:g} s",
         )
     return lease
+
+
+def _kept_rows(snapshot: Snapshot, row_job: IntArray, row_time: FloatArray) -> BoolArray:
+    """Options a guaranteed job may still be given: its promised one and earlier ones."""
+    promised = np.array(
+        [
+            job.guaranteed_deadline
+            if job.guaranteed and job.guaranteed_deadline is not None
+            else np.inf
+            for job in snapshot.jobs
+        ],
+        dtype=float,
+    )
+    kept: BoolArray = row_time <= promised[row_job] + ROUNDING * np.maximum(1.0, row_time)
+    return kept
 
 
 def _option_rows(snapshot: Snapshot) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:

@@ -9,12 +9,23 @@ from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.decision import Admission, LeaseRun
 from apportion.formulations.deadlines.lease_plan import LeasePlan
+from apportion.formulations.deadlines.pricing import best_values
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
 
-OBJECTIVE_NAME = "value admitted"
+OBJECTIVE_NAMES = {
+    "satisfaction": "satisfaction admitted, less the price of the GPU-leases reserved",
+    "value": "value admitted",
+}
+
+
+def satisfaction(problem: LeaseProblem, plan: LeasePlan) -> float:
+    """Σ over guaranteed jobs of the value of their option ÷ their best option's value."""
+    best = best_values(problem)
+    chosen = np.flatnonzero(plan.admitted)
+    return float((problem.row_value[plan.row[chosen]] / best[chosen]).sum())
 
 
 def cannot_fit(problem: LeaseProblem, j: int) -> str:
@@ -78,7 +89,7 @@ def reasons(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
         elif slo and not running:
             out[j] = f"guaranteed; runs in its reserved slots {slot_list(plan, j)}, not this lease"
         elif not slo and not running:
-            out[j] = f"best-effort: no room for {problem.demand[j]} GPUs this lease"
+            out[j] = f"best-effort: no room for {problem.demand[j]} GPUs now"
     return out
 
 
@@ -115,6 +126,7 @@ def job_metrics(
             [sum(lease.placements.get(j, {}).values()) for j in range(problem.num_jobs)], object
         ),
         "lease_use": np.array([lease.mode.get(j) for j in range(problem.num_jobs)], object),
+        "lent_until": np.array([lease.lent_until.get(j) for j in range(problem.num_jobs)], object),
         "admission": state.astype(object),
         "class": np.array([k.value for k in problem.kind], dtype=object),
         "option": where_admitted(problem.row_option),
@@ -130,6 +142,7 @@ def summary(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
     best_effort = np.flatnonzero(~slo)
     return {
         "value_admitted": plan.value(problem),
+        "satisfaction_admitted": satisfaction(problem, plan),
         "value_admitted_greedy": admission.greedy_value,
         "guaranteed_jobs": int(plan.admitted.sum()),
         "newly_admitted": int((plan.admitted & ~problem.guaranteed).sum()),
@@ -139,6 +152,11 @@ def summary(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
         "idle_gpus": lease.idle,
         "running_now": len(lease.placements),
         "best_effort_started": int(sum(int(j) in lease.placements for j in best_effort)),
+        "lent_gpus": int(
+            sum(
+                sum(lease.placements[j].values()) for j in lease.lent_until if j in lease.placements
+            )
+        ),
         "gpus": problem.capacity,
         "nodes": len(problem.node_ids),
         "gpus_per_node": problem.gpus_per_node,
@@ -153,7 +171,11 @@ def summary(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
 
 
 def outcome(
-    problem: LeaseProblem, arrays: ClusterArrays, admission: Admission, lease: LeaseRun
+    problem: LeaseProblem,
+    arrays: ClusterArrays,
+    admission: Admission,
+    lease: LeaseRun,
+    scored: tuple[str, LeaseProblem],
 ) -> Outcome:
     """X = 1 on the nodes' GPU type for jobs running this lease; placements by node id."""
     allocation = np.zeros((problem.num_jobs, arrays.num_types))
@@ -162,8 +184,8 @@ def outcome(
     warnings += [f"{problem.job_ids[j]}: {why}" for j, why in sorted(admission.broken.items())]
     return Outcome(
         status=admission.status,
-        objective=admission.plan.value(problem),
-        objective_name=OBJECTIVE_NAME,
+        objective=admission.plan.value(scored[1]),
+        objective_name=OBJECTIVE_NAMES[scored[0]],
         allocation=allocation,
         reasons=reasons(problem, admission, lease),
         job_metrics=job_metrics(problem, admission, lease),

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from apportion.simulator.clients import Answer
+from apportion.simulator.overhead import Overhead
 from apportion.simulator.state import FloatArray, IntArray, JobTable, Running
 
 Placement = dict[str, int]
@@ -38,10 +39,11 @@ class CallLog:
 @dataclass
 class Holdings:
     """The placements of the previous round or lease, to tell a lease extension (same GPUs:
-    no cost) from a move (the job stops and restarts elsewhere: `preemption_seconds` lost)."""
+    no cost) from a move (the job stops and restarts elsewhere: the `overhead` model's seconds
+    lost, `simulator.overhead`)."""
 
     table: JobTable
-    preemption_seconds: float
+    overhead: Overhead
     previous: dict[int, Placement] = field(default_factory=dict)
     by_id: dict[str, Placement] = field(default_factory=dict)  # the same, keyed by job id
 
@@ -62,8 +64,9 @@ class Holdings:
         started = ~np.isnan(table.first_start[index])
         moved = index[started & ~stayed]
         table.moves[moved] += 1
-        table.delay_left[moved] = self.preemption_seconds
         table.first_start[index[~started]] = now
+        paying = index[~stayed] if self.overhead.first_start else moved
+        table.delay_left[paying] = self.overhead.seconds(table.scale[paying])
         stopped = [j for j in previous if j not in placements]
         table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
         table.cur_type[list(previous)] = -1

@@ -38,7 +38,7 @@ class PlacementEnactor:
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
-        self.holdings = Holdings(table, config.preemption_seconds)
+        self.holdings = Holdings(table, config.overhead)
         self.placements: dict[int, Placement] = {}
         self._node_type = node_types(table)
         self._gpus = {n.id: n.gpus for n in table.trace.cluster.nodes}

@@ -37,7 +37,7 @@ class RoundsEnactor:
         self._cluster: Cluster | None = None
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
-        self.holdings = Holdings(table, config.preemption_seconds)
+        self.holdings = Holdings(table, config.overhead)
         self.allocation: dict[str, dict[str, float]] = {}
         self.pairs: list[dict[str, Any]] = []
         # Seconds each offered pair has run together per type since the allocation.

@@ -1,6 +1,7 @@
 """Chronus's Philly traces (SoCC'21 artifact) as a `Trace`: CSV (plain or `.csv.gz`) or the
 bundled JSON form of the MIX2 head (`refdata/source/chronus_mix2_head200.json`). Also bundled:
-the first two hours of the full MIX1 and MIX2 traces (`MIX1_FIRST_2H`, `MIX2_FIRST_2H`).
+the first two hours of the full MIX1, MIX2 and SLO traces (`MIX1_FIRST_2H`, `MIX2_FIRST_2H`,
+`SLO_FIRST_2H`).
 
 CSV columns: `job_id, user, num_gpu, submit_time, iterations, model_name, duration, interval,
 expect_time_list, expect_value_list, best_effort, job_type`. Units and conventions:
@@ -41,6 +42,7 @@ MIX2_HEAD_JSON = MIX2_HEAD
 # Every row of the full MIX1 / MIX2 traces submitted in their first two hours (minute < 120).
 MIX1_FIRST_2H = SOURCE / "chronus_mix1_first2h.csv"
 MIX2_FIRST_2H = SOURCE / "chronus_mix2_first2h.csv"
+SLO_FIRST_2H = SOURCE / "chronus_slo_first2h.csv"
 
 CSV_COLUMNS = (
     "job_id",

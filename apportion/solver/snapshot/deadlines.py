@@ -3,7 +3,8 @@
 An SLO job carries deadline options, each with the value earned when the job ends by it: a strict
 job has one option, a soft job several at growing deadlines (typically decreasing values). A
 best-effort job has none. Deadlines are absolute times in seconds on the clock of the snapshot's
-`now`. `guaranteed` marks jobs an earlier answer promised to finish by one of their options.
+`now`. `guaranteed` marks jobs an earlier answer promised to finish by one of their options, and
+`guaranteed_deadline` which one (the job keeps it or an earlier one).
 """
 
 from __future__ import annotations

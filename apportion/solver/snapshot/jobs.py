@@ -70,10 +70,17 @@ class Job(Strict):
     guaranteed: Flag = Field(
         default=False, description="An earlier answer guaranteed one of the job's deadlines."
     )
+    guaranteed_deadline: Finite | None = Field(
+        default=None,
+        description="The deadline an earlier answer guaranteed (its `deadline` metric): the job "
+        "keeps that option or an earlier one, never a later one (deadline policies; with "
+        "`guaranteed`). Without it any option keeps the guarantee.",
+    )
     placement: dict[Name, PositiveCount] | None = Field(
         default=None,
         description="Node id → GPUs for a job already running (placement policies; the "
-        "deadline policy reads it with `held_until`); the scale factor defaults to their sum.",
+        "deadline policy keeps it there when it goes on running, and cannot move it before "
+        "`held_until`); the scale factor defaults to their sum.",
     )
     held_until: Finite | None = Field(
         default=None,

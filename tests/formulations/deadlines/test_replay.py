@@ -5,6 +5,8 @@ asked at every lease boundary and every 5 minutes (FORMULATIONS §6, "the lease 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from apportion.refdata.chronus import load_mix2_head, replay, replay_jobs
@@ -33,26 +35,50 @@ def test_every_guaranteed_job_finishes_by_its_deadline_in_the_replay() -> None:
 # ---- the simulator's replay ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call_seconds", [1200.0, 300.0])
-def test_the_simulated_replay_breaks_no_guarantee_at_either_call_frequency(
-    call_seconds: float,
+@pytest.mark.parametrize("call_seconds", [None, 300.0, 1200.0])
+def test_the_simulated_replay_keeps_every_promise_at_every_call_frequency(
+    call_seconds: float | None,
 ) -> None:
-    # A generous time limit: the answers must not depend on how busy the test machine is.
+    """Asked on arrivals and completions (None), every 5 minutes or every lease, with Chronus's
+    restart overhead on: every promise the answers make is checked call by call from the
+    requests and answers themselves (never withdrawn, never moved later, still reachable),
+    and every guaranteed job ends by the last deadline promised to it."""
     config = SimConfig(
         policy="deadline_admission",
-        options={"time_limit": 30.0},
+        options={"time_limit": 30.0},  # answers must not depend on how busy the machine is
         lease_seconds=1200.0,
-        preemption_seconds=90.0,
+        overhead_model="chronus",
         call_seconds=call_seconds,
     )
-    result = Engine(chronus_sample(79, 16), config).run()
+    engine = Engine(chronus_sample(79, 16), config)
+    promised: dict[str, float] = {}
+    decide = engine.decider.decide
+
+    def recording(request: Any) -> Any:
+        answer = decide(request)
+        for item in request.document["jobs"]:
+            if item.get("guaranteed"):
+                metrics = answer.metrics[item["id"]]
+                assert metrics["guaranteed"], f"{item['id']} lost its guarantee"
+                assert metrics["deadline"] <= promised[item["id"]] + 1e-6, item["id"]
+                # Still reachable: the work left fits before the deadline, whatever else runs.
+                assert request.now + item["remaining_time"] <= metrics["deadline"] + 1e-6
+        for job_id, metrics in answer.metrics.items():
+            if metrics.get("guaranteed"):
+                promised[job_id] = metrics["deadline"]
+        return answer
+
+    engine.decider.decide = recording  # type: ignore[method-assign]
+    result = engine.run()
     summary = result.summary
     assert summary["finished"] == 79
     assert summary["guarantees_broken"] == 0 and summary["guaranteed_missed"] == 0
-    calls = result.calls
-    assert len(calls) > 0.9 * summary["makespan"] / call_seconds  # asked as often as told
+    finish = result.records.set_index("job")["finish"]
+    late = {j: (finish[j], t) for j, t in promised.items() if finish[j] > t + 1e-6}
+    assert late == {}
     # Contended: not every SLO job meets a deadline, yet most are guaranteed and meet theirs.
     records = result.records[result.records["deadline"].notna()]
     assert summary["deadline_met_fraction"] < 1.0
-    assert records["guaranteed"].sum() > 0.8 * len(records)
-    assert records.loc[records["guaranteed"], "deadline_met"].all()
+    assert 0.5 * len(records) < len(promised) <= len(records)
+    if call_seconds is not None:  # asked as often as told
+        assert len(result.calls) > 0.9 * summary["makespan"] / call_seconds

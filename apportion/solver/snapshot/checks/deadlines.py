@@ -20,7 +20,12 @@ def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
                     "missing_placement",
                 )
             )
-        if not job.deadlines and job.job_class is None and not job.guaranteed:
+        if (
+            not job.deadlines
+            and job.job_class is None
+            and not job.guaranteed
+            and job.guaranteed_deadline is None
+        ):
             continue  # nothing deadline-related to check (most jobs of most policies)
         options = job.deadlines or []
         times = [o.time for o in options]
@@ -59,15 +64,23 @@ def deadline_errors(snapshot: SnapshotView) -> list[FieldError]:
                     "class_mismatch",
                 )
             )
-        if job.guaranteed and not options:
-            errors.append(
-                FieldError(
-                    ("jobs", i, "guaranteed"),
-                    "only jobs with deadline options can be guaranteed",
-                    "class_mismatch",
-                )
-            )
+        errors.extend(_guarantee_errors(i, job.guaranteed, job.guaranteed_deadline, times))
     return errors
+
+
+def _guarantee_errors(
+    i: int, guaranteed: bool, promised: float | None, times: list[float]
+) -> list[FieldError]:
+    """Only jobs with deadline options can be guaranteed, by one no earlier than the first."""
+    if guaranteed and not times:
+        reason = "only jobs with deadline options can be guaranteed"
+        return [FieldError(("jobs", i, "guaranteed"), reason, "class_mismatch")]
+    if promised is not None and not (guaranteed and promised >= min(times, default=0)):
+        reason = (
+            "needs `guaranteed: true` and a time no earlier than the job's first deadline option"
+        )
+        return [FieldError(("jobs", i, "guaranteed_deadline"), reason, "class_mismatch")]
+    return []
 
 
 def _lease_start_errors(snapshot: SnapshotView) -> list[FieldError]:
