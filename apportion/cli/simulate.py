@@ -48,6 +48,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         rows, records, series = _single(runs[0], args) if len(runs) == 1 else _sweep(runs, args)
     except InputError as exc:  # a trace file the reader cannot use
         raise UsageError(f"invalid input: {exc.one_line()}") from None
+    except ValueError as exc:  # settings the trace refuses (a mode its placement rules forbid)
+        raise UsageError(f"invalid input: {one_line(str(exc))}") from None
     except PolicyError as exc:
         if exc.invalid_input:
             raise UsageError(f"invalid input: {one_line(str(exc))}") from None
@@ -64,7 +66,7 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def _runs(args: argparse.Namespace) -> list[RunSpec]:
-    from apportion.simulator.config import Mode, Resolve, SimConfig
+    from apportion.simulator.config import Contention, Mode, Resolve, SimConfig
     from apportion.simulator.policies import check_policy
     from apportion.simulator.sources import TraceSpec
     from apportion.simulator.sweep import SweepSpec
@@ -84,6 +86,7 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
             preemption_seconds=args.preemption_seconds,
             http=args.http,
             max_time=args.max_time,
+            contention=Contention(args.contention),
         )
         trace = TraceSpec(
             args.kind,

@@ -63,11 +63,15 @@ def run(
 ) -> Outcome:
     if snapshot.nodes is None:
         raise InputError.single(("nodes",), "contention_placement places jobs on nodes: give them")
-    if options.objective == "reference" and options.penalty != "worst":
+    if options.objective != "linear" and options.penalty != "worst":
         # 1 − 1/(1 + Σ (CS − 1)) is concave in the co-runners: no exact linear form.
         raise InputError.single(
-            ("options", "objective"), "the reference objective needs penalty 'worst'"
+            ("options", "objective"), f"the {options.objective} objective needs penalty 'worst'"
         )
+    if options.objective == "schedule":
+        from apportion.formulations.placement.schedule import run_schedule
+
+        return run_schedule(snapshot, problem, options, ctx)
     inst = build_instance(
         snapshot, options.shapes, options.allow_single_node, options.contention_scope
     )
