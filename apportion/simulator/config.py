@@ -131,7 +131,9 @@ class SimConfig:
             object.__setattr__(self, "contention", Contention(self.contention))
         except ValueError:
             names = ", ".join(c.value for c in Contention)
-            raise ValueError(f"contention: unknown model {self.contention!r}; use {names}") from None
+            raise ValueError(
+                f"contention: unknown model {self.contention!r}; use {names}"
+            ) from None
         from apportion.mechanism.priority import (
             Rule,  # the engine needs it anyway; keep `import` light
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class ContentionLookup:
     `ContentionLookup.of` keeps the lookups of the last few tables it was given: a caller that
     sends the same table object at every call (the simulator) indexes it once."""
 
-    _recent: dict[tuple[int, str], tuple[ContentionTable | None, ContentionLookup]] = {}
+    _recent: ClassVar[dict[tuple[int, str], tuple[ContentionTable | None, ContentionLookup]]] = {}
 
     @classmethod
     def of(cls, table: ContentionTable | None, scope: str = "multi_node") -> ContentionLookup:

@@ -106,7 +106,9 @@ class PlacementEnactor:
             return self._first_fit(answer, order)
         alive = {table.ids[j] for j in active}
         chosen = {
-            table.index[job_id]: dict(p) for job_id, p in answer.placement.items() if job_id in alive
+            table.index[job_id]: dict(p)
+            for job_id, p in answer.placement.items()
+            if job_id in alive
         }
         if self._rules is not None:
             check_placements(table, self._rules, chosen, self.decider.name)

@@ -20,7 +20,6 @@ from apportion.solver.snapshot.types import (
     Strict,
 )
 
-
 # Node counts come as JSON object keys, which are strings.
 SpreadNodes = Annotated[int, PydanticStrict(False), Field(ge=1, le=MAX_COUNT)]
 

@@ -78,8 +78,8 @@ def greedy_start(inst: ScheduleInstance, w1: float) -> Decision:
             best = _best_start(inst, state, members, w1)
             if best is None:
                 break
-            position, choice, nodes = best
-            state.place(position, choice, nodes, [int(ch.per_node[choice])] * len(nodes))
+            position, choice, chosen = best
+            state.place(position, choice, chosen, [int(ch.per_node[choice])] * len(chosen))
             members.remove(position)
     return state.decision
 

@@ -16,7 +16,7 @@ Choices o of job j (`instance.Choices`): shape k_o × p_o on nodes of one type, 
     P_αn ≥ Λ(α|β) h_βn (β ≠ α),  P_αn ≥ Λ(α|α) d_αn
     ℓ_j ≥ P_{α_o n} − Λ̄_α (1 − w_on)  (or 1 − v_o for a stay choice on n)
 
-    maximize  (1/C) [ W2 Σ_o π_j g_j σ_o v_o − W1 Σ_j g_j ℓ_j − W2 Σ_running g_j (τ/H) (1 − v_stay) ]
+    maximize (1/C) [W2 Σ_o π_j g_j σ_o v_o − W1 Σ_j g_j ℓ_j − W2 Σ_running g_j (τ/H)(1 − v_stay)]
 
 π_j is the job's priority weight per GPU (`priority`), τ/H the restart cost over the decision's
 horizon. A job's loss is its worst co-runner's (every P and ℓ sits at its maximum at an
@@ -69,7 +69,7 @@ class _Pieces:
 
 
 def build(inst: ScheduleInstance, w1: float, restart: float) -> Built:
-    model = Model("contention_schedule")
+    model = Model("contention_placement")
     ch = inst.choices
     labels = [inst.job_ids[j] for j in inst.index]
     fixed = ch.stay & ~inst.moves
@@ -203,7 +203,9 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
         model.add_constraints(
             "present",
             {
-                h: matrix(np.arange(rows.size), np.searchsorted(live, at[rows]), 1.0, (rows.size, h.size)),
+                h: matrix(
+                    np.arange(rows.size), np.searchsorted(live, at[rows]), 1.0, (rows.size, h.size)
+                ),
                 **_columns(model, pc.column[rows], -1.0),
             },
             lower=0.0,
@@ -216,11 +218,13 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
             "loses_next_to",
             {
                 p: matrix(np.arange(ti.size), ti, 1.0, (ti.size, p.size)),
-                h: matrix(np.arange(ti.size), hi, -loss[alpha[ti], alpha[live][hi]], (ti.size, h.size)),
+                h: matrix(
+                    np.arange(ti.size), hi, -loss[alpha[ti], alpha[live][hi]], (ti.size, h.size)
+                ),
             },
             lower=0.0,
         )
-        _twin_rows(model, pc, (target, at, alpha), (fixed_count, free_count), (p, floor), loss)
+        _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss)
     ell = model.add_variables("lost", inst.size, lower=0.0)
     big = np.where(pc.fixed, 0.0, loss.max(axis=1)[pc.config])
     n = cell.size
@@ -229,7 +233,9 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
         {
             ell: matrix(np.arange(n), pc.job, 1.0, (n, ell.size)),
             p: matrix(np.arange(n), at, -1.0, (n, p.size)),
-            **_columns(model, pc.column[~pc.fixed], -big[~pc.fixed], np.flatnonzero(~pc.fixed), (n, 0)),
+            **_columns(
+                model, pc.column[~pc.fixed], -big[~pc.fixed], np.flatnonzero(~pc.fixed), (n, 0)
+            ),
         },
         lower=-big,
     )
@@ -253,14 +259,14 @@ def _floor(loss: FloatArray, alpha: IntArray, node: IntArray, fixed_count: IntAr
 def _twin_rows(
     model: Model,
     pc: _Pieces,
-    cells: tuple[IntArray, IntArray, IntArray],
+    cells: tuple[IntArray, IntArray],
     counts: tuple[IntArray, IntArray],
     loses: tuple[Block, FloatArray],
     loss: FloatArray,
 ) -> None:
     """d_αn = 1 when two pieces of α share n (counting fixed ones), where that hurts more than
     the floor: Σ pieces − 1 ≤ (m − 1) d, P_αn ≥ Λ(α|α) d."""
-    target, at, alpha = cells
+    at, alpha = cells
     fixed_count, free_count = counts
     p, floor = loses
     twin = np.diag(loss)[alpha]
@@ -275,7 +281,9 @@ def _twin_rows(
         "twice",
         {
             d: sp.diags(-(total - 1.0)).tocsr(),
-            **_columns(model, pc.column[rows], 1.0, np.searchsorted(cand, at[rows]), (cand.size, 0)),
+            **_columns(
+                model, pc.column[rows], 1.0, np.searchsorted(cand, at[rows]), (cand.size, 0)
+            ),
         },
         upper=1.0 - fixed_count[cand],
     )

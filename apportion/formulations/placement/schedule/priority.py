@@ -42,9 +42,7 @@ class Levels:
         return out
 
 
-def priority_levels(
-    keys: FloatArray, levels: int, tolerance: float, base: float
-) -> Levels:
+def priority_levels(keys: FloatArray, levels: int, tolerance: float, base: float) -> Levels:
     """Cut `keys` (smaller first; NaN = last) into at most `levels` levels at the largest gaps of
     at least `tolerance`, weighted lexicographically with factor `base` between levels."""
     known = np.where(np.isnan(keys), np.inf, keys)

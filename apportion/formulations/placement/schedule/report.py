@@ -75,7 +75,13 @@ def _metrics(
 ) -> dict[str, np.ndarray]:
     out = {
         name: np.full(m, None, dtype=object)
-        for name in ("state", "shape", "contention_sensitivity", "worst_co_runner", "priority_level")
+        for name in (
+            "state",
+            "shape",
+            "contention_sensitivity",
+            "worst_co_runner",
+            "priority_level",
+        )
     }
     out["state"][:] = "waiting"
     ids = inst.job_ids

@@ -39,9 +39,7 @@ class Found:
     problems: tuple[str, ...] = ()
 
 
-def solve_schedule(
-    inst: ScheduleInstance, w1: float, restart: float, ctx: SolveContext
-) -> Found:
+def solve_schedule(inst: ScheduleInstance, w1: float, restart: float, ctx: SolveContext) -> Found:
     start = greedy_start(inst, w1)
     start_score = score(inst, start, w1, restart)
     if not inst.choices.size:
@@ -76,7 +74,10 @@ def start_vector(
     v = np.zeros(built.v.size)
     w = np.zeros(built.w.size)
     pair_at = {
-        (o, n): i for i, (o, n) in enumerate(zip(built.pair_choice.tolist(), built.pair_node.tolist(), strict=True))
+        (o, n): i
+        for i, (o, n) in enumerate(
+            zip(built.pair_choice.tolist(), built.pair_node.tolist(), strict=True)
+        )
     }
     for o, nodes in decision.values():
         v[o] = 1.0
@@ -118,7 +119,9 @@ def check(inst: ScheduleInstance, decision: Decision) -> list[str]:
         if len(set(nodes)) != ch.nodes[o]:
             problems.append(f"{name} uses {len(set(nodes))} nodes, its shape {ch.nodes[o]}")
         load[nodes] += ch.per_node[o]
-    problems += [f"node {inst.node_ids[n]} over its GPUs" for n in np.flatnonzero(load > inst.node_gpus)]
+    problems += [
+        f"node {inst.node_ids[n]} over its GPUs" for n in np.flatnonzero(load > inst.node_gpus)
+    ]
     if not inst.moves:
         kept = {p for p, (o, _) in decision.items() if ch.stay[o]}
         problems += [
