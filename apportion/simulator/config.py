@@ -19,7 +19,7 @@ PLACEMENT_POLICIES = frozenset({"contention_placement", "deepshare", "contention
 
 #: Seconds a placement policy may take per call unless its options set `time_limit`: a
 #: simulation asks it hundreds of times, and an answer stopped at the limit says so.
-CALL_TIME_LIMIT = 2.0
+CALL_TIME_LIMIT = 1.0
 
 
 class Contention(StrEnum):

@@ -114,7 +114,7 @@ def test_contention_models(model: str, cs: float, y_finish: float) -> None:
     )
     config = SimConfig(
         policy="contention_placement",
-        options={"w1": 0.0, "moves": False},
+        options={"w1": 0.0, "moves": "none"},
         contention=model,  # type: ignore[arg-type]
     )
     finish = simulate(world, config).records.set_index("job")["finish"]

@@ -52,10 +52,11 @@ class ContentionPlacementOptions(PolicyOptions):
         ge=0.0,
         description="schedule: seconds within which priority keys tie (never cut into levels).",
     )
-    moves: bool = Field(
-        True,
-        description="schedule: a running job may be moved or preempted (at restart_seconds); "
-        "false keeps every running job where it runs.",
+    moves: Literal["none", "preempt", "migrate"] = Field(
+        "none",
+        description="schedule: what may happen to a running job: none (it stays where it "
+        "runs), preempt (it stays or stops, to restart later), migrate (it may also restart "
+        "elsewhere now); a stop or a move costs restart_seconds.",
     )
     restart_seconds: float = Field(
         60.0,

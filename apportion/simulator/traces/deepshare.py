@@ -38,6 +38,12 @@ from apportion.simulator.traces.parsing import Row, csv_rows, read_json
 
 TRACE0 = SOURCE / "deepshare_trace0.json"  # traces/real/trace0.json, 256 jobs
 SIMULATE_TRACE0 = SOURCE / "deepshare_simulate_trace0.json"  # traces/simulate/trace0.json
+#: traces/train/jobset{0,1,2}/episode{0,1,2}.json: its RL training episodes, 256 jobs each.
+TRAIN_EPISODES = tuple(
+    SOURCE / "deepshare_train" / f"jobset{s}" / f"episode{e}.json"
+    for s in range(3)
+    for e in range(3)
+)
 CONTENTION_CSV = SOURCE / "deepshare_shared_thp_ratio.csv"
 ISOLATED_CSV = SOURCE / "deepshare_isolated_thp.csv"
 TOTAL_SAMPLES_CSV = SOURCE / "deepshare_total_samples_trained.csv"

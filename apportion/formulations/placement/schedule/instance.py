@@ -4,7 +4,8 @@ throughput each configuration loses next to each other.
 
 Options per job: each allowed shape (k nodes × p GPUs of one type, as `instance.allowed_shapes`
 gives them) on the whole cluster, and for a running job its current placement (`stay`: no
-restart). Without `moves` a running job has only its `stay` option and keeps it. A shape's speed
+restart). With `moves` none a running job has only its `stay` option and keeps it; with
+preempt it may also stop; with migrate it also has every shape of a candidate. A shape's speed
 factor σ is the job's throughput on that spread (`spread_throughput`) over its throughput on the
 type, 1 where the snapshot does not say.
 
@@ -67,7 +68,8 @@ class ScheduleInstance:
     configs: list[Config]
     loss: FloatArray  # Λ[α, β] = 1 − 1/CS(α | β)
     lookup: ContentionLookup
-    moves: bool
+    moves: str  # none, preempt or migrate
+    pinned: BoolArray  # per job: a running job that runs on whatever the solution (see _pinned)
     levels: int
     reasons: dict[int, str] = field(default_factory=dict)  # snapshot index → why left out
 
@@ -106,7 +108,10 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
     lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
     config_list = list(configs)
     loss = np.array([[1.0 - 1.0 / lookup(a, b).cs for b in config_list] for a in config_list])
+    loss = loss.reshape(len(config_list), len(config_list))
     index = np.array(order, dtype=np.int64)
+    weight = levels.per_job[index] if index.size else np.zeros(0)
+    demand = np.array([demands[j] for j in order], dtype=np.int64)
     return ScheduleInstance(
         job_ids=[job.id for job in jobs],
         node_ids=[n.id for n in nodes],
@@ -114,16 +119,17 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         node_type=types,
         index=index,
         running=np.arange(index.size) < len(running),
-        demand=np.array([demands[j] for j in order], dtype=np.int64),
+        demand=demand,
         level=levels.level[index] if index.size else np.zeros(0, dtype=np.int64),
-        weight=levels.per_job[index] if index.size else np.zeros(0),
+        weight=weight,
         group=_groups(jobs, order, len(running), shapes, spread, levels.level),
         held=held,
         choices=choices,
         configs=config_list,
-        loss=loss.reshape(len(config_list), len(config_list)),
+        loss=loss,
         lookup=lookup,
         moves=options.moves,
+        pinned=_pinned(choices, weight, demand, len(running), options.w1, loss, node_gpus),
         levels=int(levels.weight.size),
         reasons=reasons,
     )
@@ -204,16 +210,14 @@ def _identity(job: Job, shapes: Shapes, speeds: list[float], level: int) -> tupl
     return (job.workload_class, job.scale_factor, level, tuple(shapes), tuple(speeds))
 
 
-def _room(
-    jobs: list[Job], running: list[int], level: IntArray, total: int, moves: bool
-) -> IntArray:
+def _room(jobs: list[Job], running: list[int], level: IntArray, total: int, moves: str) -> IntArray:
     """Per level: GPUs a candidate of that level could run on, all other jobs aside but the
-    running ones it cannot displace (of better levels; every one without `moves`)."""
+    running ones it cannot displace (of better levels; every one when moves are none)."""
     count = int(level.max(initial=0)) + 1
     held = np.zeros(count, dtype=np.int64)
     for j in running:
         held[level[j]] += sum((jobs[j].placement or {}).values())
-    if not moves:
+    if moves == "none":
         return np.full(count, total - int(held.sum()), dtype=np.int64)
     better = np.cumsum(held) - held
     out: IntArray = total - better
@@ -260,7 +264,7 @@ def _choices(
     shaped: tuple[list[Shapes], list[list[float]]],
     typed: tuple[IntArray, list[str]],
     configs: dict[Config, int],
-    moves: bool,
+    moves: str,
 ) -> Choices:
     shapes, speeds = shaped
     types, type_names = typed
@@ -273,7 +277,7 @@ def _choices(
             cfg = configs.setdefault(_config(job, int(nodes.size)), len(configs))
             speed = _speed(job, int(nodes.size), type_names[t])
             rows.append((position, int(nodes.size), int(gpus.max()), t, cfg, speed, True))
-            if not moves:
+            if moves != "migrate":
                 continue
         for (k, p, t), speed in zip(shapes[j], speeds[j], strict=True):
             cfg = configs.setdefault(_config(job, k), len(configs))
@@ -288,6 +292,32 @@ def _choices(
         speed=np.array(table[5], dtype=float),
         stay=np.array(table[6], dtype=bool),
     )
+
+
+def _pinned(
+    choices: Choices,
+    weight: FloatArray,
+    demand: IntArray,
+    n_running: int,
+    w1: float,
+    loss: FloatArray,
+    node_gpus: IntArray,
+) -> BoolArray:
+    """Running jobs no solution stops: stopping one loses W2·π_j·g_j·σ_j (its stay), and can gain
+    at most all contention relieved, W1·C·max Λ, plus the best waiting candidate's value on its
+    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones
+    are pinned so, and a solve need not consider stopping them."""
+    w2 = 1.0 - w1
+    position = np.arange(weight.size)
+    waiting = position >= n_running
+    best = float(weight[waiting].max(initial=0.0))
+    fastest = float(choices.speed.max(initial=1.0))
+    relief = w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0))
+    stay_speed = np.ones(weight.size)
+    stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
+    kept = w2 * weight * demand * stay_speed
+    out: BoolArray = ~waiting & (kept > relief + w2 * best * demand * fastest)
+    return out
 
 
 def _config(job: Job, nodes: int) -> Config:

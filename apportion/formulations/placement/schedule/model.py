@@ -53,6 +53,7 @@ class Built:
     w: Block
     pair_choice: IntArray
     pair_node: IntArray
+    fixed: BoolArray  # per choice: a stay the solution keeps for certain
 
 
 @dataclass
@@ -72,7 +73,9 @@ def build(inst: ScheduleInstance, w1: float, restart: float) -> Built:
     model = Model("contention_placement")
     ch = inst.choices
     labels = [inst.job_ids[j] for j in inst.index]
-    fixed = ch.stay & ~inst.moves
+    # A stay is certain where moves are none, or for a pinned job that has no other choice.
+    sure = (inst.moves == "none") | (inst.pinned[ch.job] & (inst.moves != "migrate"))
+    fixed = ch.stay & sure
     avail = inst.node_gpus.copy()  # what jobs that cannot move leave
     for o in np.flatnonzero(fixed).tolist():
         nodes, gpus = inst.held[int(ch.job[o])]
@@ -103,7 +106,7 @@ def build(inst: ScheduleInstance, w1: float, restart: float) -> Built:
             ("node", Take(inst.node_ids, pair_node)),
         ),
     )
-    built = Built(model, v, w, pair_choice, pair_node)
+    built = Built(model, v, w, pair_choice, pair_node, fixed)
     _placement_rows(inst, built)
     loss = None
     if w1 > 0 and inst.loss.size and float(inst.loss.max()) > 0:
@@ -118,6 +121,7 @@ def _placement_rows(inst: ScheduleInstance, b: Built) -> None:
     model.add_constraints(
         "run_once",
         {b.v: matrix(ch.job, np.arange(ch.size), 1.0, (inst.size, ch.size))},
+        lower=inst.pinned.astype(float),
         upper=1.0,
     )
     moving = np.flatnonzero(~ch.stay)
@@ -177,7 +181,7 @@ def _pieces(inst: ScheduleInstance, b: Built) -> _Pieces:
         node=np.concatenate([b.pair_node, stay_node]).astype(np.int64),
         column=np.concatenate([b.w.start + np.arange(b.pair_choice.size), b.v.start + stay_choice]),
         job=ch.job[choice],
-        fixed=np.r_[np.zeros(b.pair_choice.size, bool), np.full(stay_choice.size, not inst.moves)],
+        fixed=np.r_[np.zeros(b.pair_choice.size, bool), b.fixed[stay_choice]],
     )
 
 

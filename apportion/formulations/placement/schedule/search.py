@@ -104,7 +104,7 @@ def decode(inst: ScheduleInstance, built: Built, x: FloatArray) -> Decision:
 
 def check(inst: ScheduleInstance, decision: Decision) -> list[str]:
     """Independent of the model: each job on as many nodes as its shape says, no node over its
-    GPUs, a job that cannot move where it was."""
+    GPUs, a running job that may not move where it was."""
     ch = inst.choices
     load = np.zeros(len(inst.node_ids), dtype=np.int64)
     problems = []
@@ -122,10 +122,10 @@ def check(inst: ScheduleInstance, decision: Decision) -> list[str]:
     problems += [
         f"node {inst.node_ids[n]} over its GPUs" for n in np.flatnonzero(load > inst.node_gpus)
     ]
-    if not inst.moves:
+    if inst.moves == "none":
         kept = {p for p, (o, _) in decision.items() if ch.stay[o]}
         problems += [
-            f"{inst.job_ids[inst.index[p]]} moved or stopped, but moves are off"
+            f"{inst.job_ids[inst.index[p]]} moved or stopped, but moves are none"
             for p in np.flatnonzero(inst.running).tolist()
             if p not in kept
         ]

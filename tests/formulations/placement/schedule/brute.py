@@ -15,17 +15,19 @@ SHAPES = {1: [(1, 1)], 2: [(1, 2), (2, 1)], 4: [(1, 4), (2, 2), (4, 1)]}
 STAY_BONUS = 1e-4  # the policy's tie-break, part of its restart cost
 
 
-def schedules(snapshot: dict[str, Any]) -> Iterator[Placed]:
-    """Every feasible schedule: running jobs stay, move or stop, waiting ones start or wait."""
+def schedules(snapshot: dict[str, Any], moves: str = "migrate") -> Iterator[Placed]:
+    """Every feasible schedule: running jobs stay, or also stop (`moves` preempt), or also
+    move (migrate); waiting ones start or wait."""
     size = {n["id"]: n["gpus"] for n in snapshot["nodes"]}
     jobs = snapshot["jobs"]
     ways = []
     for job in jobs:
-        options: list[dict[str, int] | None] = [None]
-        if "placement" in job:
+        running = "placement" in job
+        options: list[dict[str, int] | None] = [] if running and moves == "none" else [None]
+        if running:
             options.append(job["placement"])
         demand = job.get("scale_factor") or sum(job["placement"].values())
-        for k, p in SHAPES[demand]:
+        for k, p in SHAPES[demand] if not running or moves == "migrate" else []:
             for nodes in itertools.combinations(sorted(size), k):
                 spread = dict.fromkeys(nodes, p)
                 if spread != job.get("placement"):

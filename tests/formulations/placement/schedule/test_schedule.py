@@ -23,7 +23,7 @@ from tests.formulations.placement.schedule.brute import (
 )
 
 ALL_SHAPES = {str(d): [list(s) for s in v] for d, v in SHAPES.items()}
-EXACT = {"shapes": ALL_SHAPES, "contention_scope": "all", "mip_gap": 0.0}
+EXACT = {"shapes": ALL_SHAPES, "contention_scope": "all", "mip_gap": 0.0, "moves": "migrate"}
 
 
 def _ran(result: Any) -> set[str]:
@@ -53,8 +53,9 @@ def test_without_contention_it_runs_exactly_what_srtf_or_las_would(
     assert _ran(result) == lexicographic_best(snapshot, key)
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_with_contention_its_optimum_is_the_best_schedule(seed: int) -> None:
+@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("moves", ["migrate", "preempt", "none"])
+def test_with_contention_its_optimum_is_the_best_schedule(seed: int, moves: str) -> None:
     rng = random.Random(seed)
     snapshot = random_snapshot(rng)
     table = random_table(rng, snapshot)
@@ -67,12 +68,14 @@ def test_with_contention_its_optimum_is_the_best_schedule(seed: int) -> None:
         "priority_levels": 1,
         "restart_seconds": restart * 300.0,
         "horizon_seconds": 300.0,
+        "moves": moves,
     }
     result = solve(snapshot, policy="contention_placement", options=options)
     assert result.status is Status.OPTIMAL
     placed = {job.id: job.placement for job in result.jobs if job.placement}
-    assert placed in list(schedules(snapshot))  # feasible, each in an allowed shape
-    best = max(score(snapshot, table, s, w1, restart) for s in schedules(snapshot))
+    allowed = list(schedules(snapshot, moves))
+    assert placed in allowed  # feasible, each in an allowed shape, moves as allowed
+    best = max(score(snapshot, table, s, w1, restart) for s in allowed)
     assert result.objective == pytest.approx(best, abs=1e-7)
     assert score(snapshot, table, placed, w1, restart) == pytest.approx(best, abs=1e-7)
 
@@ -106,7 +109,7 @@ def _pair(**options: Any) -> Any:
 def test_a_job_slowed_by_its_neighbour_moves_when_the_restart_is_worth_it() -> None:
     """Moving b to n2, n3 frees both of half their throughput: W1·(2·0.5 + 2·0.5)/8 = 0.125
     against a restart of W2·2·(30/300)/8 = 0.0125."""
-    result = _pair(restart_seconds=30.0)
+    result = _pair(restart_seconds=30.0, moves="migrate")
     states = {job.id: job.metrics["state"] for job in result.jobs}
     assert sorted(states.values()) == ["kept", "moved"]
     placed = [job.placement for job in result.jobs]
@@ -115,8 +118,14 @@ def test_a_job_slowed_by_its_neighbour_moves_when_the_restart_is_worth_it() -> N
 
 
 def test_it_stays_when_the_restart_costs_more_or_moves_are_off() -> None:
-    """A restart of 300 s over a 300-s horizon costs W2·2/8 = 0.125 + ε: more than the gain."""
-    for options in ({"restart_seconds": 300.0}, {"moves": False, "restart_seconds": 0.0}):
+    """A restart of 300 s over a 300-s horizon costs W2·2/8 = 0.125 + ε: more than the gain; and
+    stopping b (losing its W2·2/8 = 0.125 of GPUs) to spare a W1·2·0.5/8 = 0.0625 is no gain."""
+    cases = [
+        {"restart_seconds": 300.0, "moves": "migrate"},
+        {"restart_seconds": 0.0, "moves": "none"},
+        {"restart_seconds": 30.0, "moves": "preempt"},
+    ]
+    for options in cases:
         result = _pair(**options)
         assert {job.metrics["state"] for job in result.jobs} == {"kept"}
         assert result.jobs[0].metrics["contention_sensitivity"] == pytest.approx(2.0)
