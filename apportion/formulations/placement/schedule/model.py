@@ -30,9 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
-from apportion.formulations.placement.model import matrix
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.solver.model import Block, Model, Sense, Take
 
@@ -42,6 +41,15 @@ BoolArray = NDArray[np.bool_]
 
 #: What staying is worth over moving at no cost, per GPU (a tie-break, far below any gain).
 STAY_BONUS = 1e-4
+
+
+def matrix(
+    rows: IntArray, cols: IntArray, vals: ArrayLike, shape: tuple[int, int]
+) -> sp.coo_matrix:
+    """A sparse (rows × cols) block from coordinates, as the model stores it (built once per
+    call, so kept in coordinate form: no sorting)."""
+    data = np.broadcast_to(np.asarray(vals, dtype=float), np.shape(rows))
+    return sp.coo_matrix((data, (rows, cols)), shape=shape)
 
 
 @dataclass
@@ -162,7 +170,7 @@ def _symmetry_rows(inst: ScheduleInstance, b: Built) -> None:
         second.extend(members[1:].tolist())
     if not first:
         return
-    incidence = matrix(ch.job, np.arange(ch.size), 1.0, (inst.size, ch.size))
+    incidence = matrix(ch.job, np.arange(ch.size), 1.0, (inst.size, ch.size)).tocsr()
     b.model.add_constraints(
         "symmetry", {b.v: incidence[np.array(second)] - incidence[np.array(first)]}, upper=0.0
     )
@@ -284,7 +292,7 @@ def _twin_rows(
     model.add_constraints(
         "twice",
         {
-            d: sp.diags(-(total - 1.0)).tocsr(),
+            d: sp.diags(-(total - 1.0)).tocoo(),
             **_columns(
                 model, pc.column[rows], 1.0, np.searchsorted(cand, at[rows]), (cand.size, 0)
             ),
@@ -295,7 +303,7 @@ def _twin_rows(
         "loses_next_to_twin",
         {
             p: matrix(np.arange(cand.size), cand, 1.0, (cand.size, p.size)),
-            d: sp.diags(-twin[cand]).tocsr(),
+            d: sp.diags(-twin[cand]).tocoo(),
         },
         lower=0.0,
     )
@@ -307,12 +315,12 @@ def _columns(
     values: float | FloatArray,
     rows: IntArray | None = None,
     shape: tuple[int, int] | None = None,
-) -> dict[Block, sp.csr_matrix]:
+) -> dict[Block, sp.coo_matrix]:
     """A term per variable block for one entry (row i, column columns[i]) per row."""
     rows = np.arange(columns.size) if rows is None else rows
     n_rows = shape[0] if shape is not None else columns.size
     values = np.broadcast_to(np.asarray(values, dtype=float), columns.shape)
-    out: dict[Block, sp.csr_matrix] = {}
+    out: dict[Block, sp.coo_matrix] = {}
     for block in model.variables:
         mine = (columns >= block.start) & (columns < block.start + block.size)
         if mine.any():

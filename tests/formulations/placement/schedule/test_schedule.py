@@ -140,7 +140,7 @@ def test_least_attained_service_preempts_a_running_job_for_a_fresh_one() -> None
             {"id": "new", "scale_factor": 2, "attained_service": 0.0},
         ],
     }
-    options = {"w1": 0.5, "priority": "las", "restart_seconds": 60.0}
+    options = {"w1": 0.5, "priority": "las", "moves": "preempt", "restart_seconds": 60.0}
     result = solve(snapshot, policy="contention_placement", options=options)
     states = {job.id: job.metrics["state"] for job in result.jobs}
     assert states == {"old": "preempted", "new": "started"}
