@@ -51,7 +51,8 @@ def _note(ours: SimulationResult, baselines: dict[str, SimulationResult]) -> str
         f"JCT mean/p99 {s['jct_mean'] / 3600:.1f}/{s['jct_p99'] / 3600:.1f} h ({others}): "
         f"×{mean:.2f} mean, ×{p99:.2f} p99 of the better (≤ 0.85, ≤ 0.8: {verdict}); "
         f"utilization {s['utilization']:.0%}, run time {s['run_time_mean'] / 3600:.2f} h; "
-        f"{s['policy_calls']} calls, {s['calls_at_time_limit']} at the {CALL_TIME_LIMIT:g}-s limit"
+        f"{s['policy_calls']} calls (median {1000 * ours.calls['seconds'].median():.0f} ms), "
+        f"{s['calls_at_time_limit']} at the {CALL_TIME_LIMIT:g}-s limit"
     )
 
 
