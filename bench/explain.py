@@ -84,8 +84,8 @@ def cases() -> list[Case]:
             "contention placement MILP, DeepShare 32×8",
             lambda: placement_snapshot(32, 64, 24),
             "contention_placement",
-            {"w1": 0.5, "time_limit": 10.0, "explain": True},
-            baseline={"w1": 0.5, "time_limit": 10.0},
+            {"objective": "linear", "w1": 0.5, "time_limit": 10.0, "explain": True},
+            baseline={"objective": "linear", "w1": 0.5, "time_limit": 10.0},
             runner=_explained_vs_plain,
         )
     )

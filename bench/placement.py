@@ -44,7 +44,7 @@ def _reference_note(result: Any) -> str:
 
 def _reference(name: str, shape: tuple[int, int, int, int], limit: float) -> Case:
     """The reference objective on a trace snapshot, against the linear one (same limit)."""
-    linear = {"w1": 0.5, "time_limit": limit}
+    linear = {"objective": "linear", "w1": 0.5, "time_limit": limit}
     return Case(
         GROUP,
         f"{name}, reference objective",
@@ -63,7 +63,7 @@ def _row(name: str, shape: tuple[int, int, int, int], limit: float, target: floa
         name,
         lambda: _snapshot(*shape),
         "contention_placement",
-        {"w1": 0.5, "time_limit": limit},
+        {"objective": "linear", "w1": 0.5, "time_limit": limit},
         target_seconds=target,
         extra=_note,
     )
@@ -76,7 +76,7 @@ def cases() -> list[Case]:
             "DeepShare 4×8, 6 candidates",
             lambda: _snapshot(4, 8, 6),
             "contention_placement",
-            {"w1": 0.5},
+            {"objective": "linear", "w1": 0.5},
             target_seconds=0.1,
             extra=_note,
         ),
@@ -85,7 +85,7 @@ def cases() -> list[Case]:
             "DeepShare 4×8, 6 candidates, no single node",
             lambda: _snapshot(4, 8, 6),
             "contention_placement",
-            {"w1": 0.5, "allow_single_node": False},
+            {"objective": "linear", "w1": 0.5, "allow_single_node": False},
             target_seconds=0.1,
             extra=_note,
         ),

@@ -5,6 +5,10 @@
 - 1,000 Gavel-style Poisson jobs on 36/36/36 GPUs under max-min: ≤ 120 s, with the simulator's
   share (everything but policy calls) reported against the 25 % target.
 - A sweep of 8 runs on the default process pool: wall time against total ÷ workers.
+- DeepShare's traces (256 jobs, 4 × 8 GPUs, 300-s rounds) under the contention placement's
+  schedule objective at W1 = 0.3 (DeepShare's branch A): a whole `simulate` run ≤ 30 s, with
+  average and p99 JCT against the better of SRTF and LAS run in the same world (jobs span
+  nodes as profiled, baselines placed as DeepShare's are), in the same process (`deepshare`).
 """
 
 from __future__ import annotations
@@ -108,4 +112,6 @@ def cases() -> list[Case]:
         "max_min_fairness",
         runner=_sweep_row,
     )
-    return [gavel, poisson, sweep]
+    from bench.deepshare import cases as deepshare_cases
+
+    return [gavel, poisson, sweep, *deepshare_cases()]

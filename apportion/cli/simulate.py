@@ -52,6 +52,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         rows, records, series = _single(runs[0], args) if len(runs) == 1 else _sweep(runs, args)
     except InputError as exc:  # a trace file the reader cannot use
         raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
+    except ValueError as exc:  # settings the trace refuses (a mode its placement rules forbid)
+        raise UsageError(f"invalid input: {one_line(str(exc))}") from None
     except PolicyError as exc:
         if exc.invalid_input:
             raise UsageError(f"invalid input: {one_line(str(exc))}") from None
@@ -159,7 +161,7 @@ def _notes(policies: tuple[str, ...]) -> None:
 
 
 def _config(args: argparse.Namespace) -> SimConfig:
-    from apportion.simulator.config import Mode, Resolve, SimConfig
+    from apportion.simulator.config import Contention, Mode, Resolve, SimConfig
 
     # Left unset, the round's rule and order are the simulator's own defaults.
     serving = {"round_rule": args.round_rule, "round_order": args.round_order}
@@ -173,6 +175,7 @@ def _config(args: argparse.Namespace) -> SimConfig:
         resolve=Resolve.parse(args.resolve) if args.resolve else None,
         preemption_seconds=args.preemption_seconds,
         overhead_model=args.overhead,
+        contention=Contention(args.contention),
         http=args.http,
         max_time=args.max_time,
     )

@@ -130,6 +130,14 @@ def _timing(command: argparse.ArgumentParser) -> None:
         type=float,
         help="Stop at this simulated second (default: when every job that can finish has).",
     )
+    command.add_argument(
+        "--contention",
+        choices=("current", "reference"),
+        default="current",
+        help="How co-runners slow a job (traces with a contention table): its worst co-runner "
+        "now (current), or DeepShare's simulator (reference: ratios floored at 0.35 that never "
+        "recover while the job runs).",
+    )
 
 
 def _trace(command: argparse.ArgumentParser) -> None:

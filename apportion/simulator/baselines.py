@@ -17,8 +17,15 @@ an allocation of 0/1 time fractions, enacted by the same round mechanism as any 
 `max_min_agnostic` is apportion's `max_min_fairness` with `heterogeneity_aware=false` (Gavel's
 heterogeneity-agnostic LAS), resolved in `simulator.policies`.
 
-Options (`-o key=value`): `preemptive` (true/false), and for `2d_las` `thresholds`, a list of
-GPU-second queue limits (default [3600, 36000]: one and ten GPU-hours).
+Options (`-o key=value`): `preemptive` (true/false), for `2d_las` `thresholds`, a list of
+GPU-second queue limits (default [3600, 36000]: one and ten GPU-hours), and on a trace with
+placement rules (DeepShare's) `placement`: `reference` (the default: the widest allowed shape
+on the lowest-numbered nodes with room, as DeepShare's baselines place) or `pack` (the fewest
+nodes, fullest first), see `simulator.enact.rules`.
+
+On such a trace a baseline is enacted in placement mode: every round it ranks every active job
+and the jobs are placed node by node in that order under the rules; a running job keeps its
+nodes while it stays among those placed, and one that is not is preempted.
 """
 
 from __future__ import annotations
@@ -102,7 +109,12 @@ class Baseline:
         else:  # running jobs keep their GPUs: they rank first
             idle = table.cur_type[jobs] < 0
             order = jobs[np.lexsort((table.arrival[jobs], key, idle))]
-        answer = Answer(status="optimal", allocation=greedy(table, order, request.free))
+        ids = table.ids
+        answer = Answer(
+            status="optimal",
+            allocation=greedy(table, order, request.free),
+            order=[ids[j] for j in order.tolist()],
+        )
         answer.seconds = answer.solver_seconds = time.perf_counter() - started
         return answer
 

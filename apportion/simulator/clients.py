@@ -43,7 +43,11 @@ class Request:
     """One decision point: the active jobs offered to the policy, and their snapshot (built
     only when a policy needs it, parsed once for both the policy and the mechanism). `free`:
     the GPUs per type a baseline may hand out (None: the whole cluster; the snapshot says what
-    running jobs hold for apportion's policies)."""
+    running jobs hold for apportion's policies).
+
+    `validated`: parts of the document the caller already holds as validated objects (the
+    placement enactor's contention table, the same at every event): the in-process snapshot
+    takes them as they are instead of validating their JSON again at every call."""
 
     def __init__(
         self,
@@ -52,12 +56,14 @@ class Request:
         now: float,
         build: Callable[[], dict[str, Any]],
         free: IntArray | None = None,
+        validated: Mapping[str, Any] | None = None,
     ) -> None:
         self.table = table
         self.jobs = jobs
         self.now = now
         self.free = free
         self._build = build
+        self._validated = dict(validated or {})
 
     @cached_property
     def document(self) -> dict[str, Any]:
@@ -69,7 +75,10 @@ class Request:
         from apportion.solver.snapshot import parse_snapshot
 
         try:
-            return parse_snapshot(self.document)
+            if not self._validated:
+                return parse_snapshot(self.document)
+            rest = {k: v for k, v in self.document.items() if k not in self._validated}
+            return parse_snapshot(rest).model_copy(update=self._validated)
         except InputError as exc:
             raise PolicyError(
                 f"the simulated snapshot is invalid: {exc.one_line()}", invalid_input=True
@@ -85,6 +94,10 @@ class Answer:
     placement: dict[str, dict[str, int]] = field(default_factory=dict)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
     pairs: list[dict[str, Any]] = field(default_factory=list)
+    # Every active job best first, from a decider that ranks jobs rather than placing them (a
+    # baseline): placement mode places them in this order under the trace's rules.
+    order: list[str] = field(default_factory=list)
+    termination: str = ""  # why the solver stopped (`time_limit` when a call hit its limit)
     seconds: float = 0.0  # wall time of the call, as the caller saw it
     solver_seconds: float = 0.0  # what the policy reports as its own total
 
@@ -101,6 +114,7 @@ class Answer:
             placement={j.id: j.placement for j in jobs if j.placement},
             metrics={j.id: j.metrics for j in jobs if j.metrics},
             pairs=list(result.summary.get("pair_allocations", [])),
+            termination=result.termination.value,
             solver_seconds=result.solver.total_seconds,
         )
 

@@ -8,7 +8,7 @@ chosen by measurement (see `SimConfig`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -18,6 +18,24 @@ from apportion.simulator.overhead import Overhead
 #: policy returns time fractions and is enacted round by round (Gavel).
 LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines", "chronus_one_by_one"})
 PLACEMENT_POLICIES = frozenset({"contention_placement", "deepshare", "contention"})
+
+
+#: Seconds a placement policy may take per call unless its options set `time_limit`: a
+#: simulation asks it hundreds of times, and an answer stopped at the limit says so.
+CALL_TIME_LIMIT = 1.0
+
+
+class Contention(StrEnum):
+    """How co-runners slow a job (traces with a contention table; `simulator.enact.contention`).
+
+    - `current`: its worst co-runner now, recomputed whenever a co-runner starts or leaves;
+    - `reference`: DeepShare's simulator: the worst co-runner's throughput ratio, floored at
+      0.35, and a ratio that never recovers while the job keeps running (it is reset only
+      when the job is placed again: started, restarted after a preemption, or moved).
+    """
+
+    CURRENT = "current"
+    REFERENCE = "reference"
 
 
 class Mode(StrEnum):
@@ -137,6 +155,8 @@ class SimConfig:
     - entity_weights: entity → weight for hierarchical policies (1 for an entity not named)
     - job_series: also record every running job's progress in every interval
       (`SimulationResult.job_series`); off by default, as it grows with jobs × intervals
+    - contention: how co-runners slow a job (`Contention`: `current` or DeepShare's
+      `reference`), for traces with a contention table
     """
 
     policy: str = "max_min_fairness"
@@ -155,6 +175,7 @@ class SimConfig:
     entity_weights: Mapping[str, float] = field(default_factory=dict)
     seed: int = 0
     job_series: bool = False
+    contention: Contention = Contention.CURRENT
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
@@ -165,6 +186,13 @@ class SimConfig:
             raise ValueError("preemption_seconds must be ≥ 0")
         object.__setattr__(self, "mode", Mode(self.mode))
         self.overhead  # noqa: B018 (an unknown model is an error now, not in a worker)
+        try:
+            object.__setattr__(self, "contention", Contention(self.contention))
+        except ValueError:
+            names = ", ".join(c.value for c in Contention)
+            raise ValueError(
+                f"contention: unknown model {self.contention!r}; use {names}"
+            ) from None
         # The engine needs them anyway; importing here keeps `import simulator.config` light.
         from apportion.mechanism.priority import Order, Rule
 
@@ -191,6 +219,21 @@ class SimConfig:
             return Mode.PLACEMENT
         return Mode.ROUNDS
 
+    def for_rules(self, trace: str, rules: bool) -> SimConfig:
+        """This configuration on a trace that does (`rules`) or does not state placement rules:
+        only placement mode places jobs node by node, so `auto` picks it for every policy
+        there, and rounds or leases are refused (their mechanisms place gangs their own way)."""
+        if not rules:
+            return self
+        if self.mode == Mode.AUTO:
+            return replace(self, mode=Mode.PLACEMENT)
+        if self.mode != Mode.PLACEMENT:
+            raise ValueError(
+                f"mode {self.mode.value}: trace {trace!r} states placement rules (jobs span "
+                "nodes as profiled) that only placement mode obeys; use mode auto or placement"
+            )
+        return self
+
     def resolve_for(self, baseline: bool) -> Resolve:
         """Baselines re-rank every round (their priorities move with attained service);
         optimization policies re-solve when the set of jobs changes, as Gavel does."""
@@ -213,4 +256,5 @@ class SimConfig:
             "overhead_model": self.overhead_model,
             "http": self.http,
             "seed": self.seed,
+            "contention": self.contention.value,
         }

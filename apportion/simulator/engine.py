@@ -31,11 +31,11 @@ Progress = Callable[[int, float], None]
 
 class Engine:
     def __init__(self, trace: Trace, config: SimConfig, progress: Progress | None = None) -> None:
-        config = canonical(config)  # a foreign policy name read as ours, with its options
+        config = canonical(config).for_rules(trace.name, trace.rules is not None)  # a foreign policy name read as ours, with its options
         self.config = config
         self.table = JobTable.from_trace(trace)
         baseline = config.policy in KEYS or config.policy in ALIASES
-        options = policy_options(config, baseline)
+        options = policy_options(config, baseline, self.table)
         self.decider = make_decider(config.policy, options, config.http)
         self.enactor: Enactor = make_enactor(self.table, self.decider, config)
         self.resolve = config.resolve_for(self.decider.baseline)

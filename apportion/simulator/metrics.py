@@ -1,7 +1,7 @@
 """What a run measured: a per-job record table, a time series, and the summary of both.
 
 - JCT = finish − arrival; queueing delay = first start − arrival; makespan = last finish − first
-  arrival.
+  arrival; run time = the time a job held GPUs (DeepShare's JCT, which leaves queueing out).
 - FTF ρ (Themis): JCT ÷ the job's isolated time, the time its steps would take on an equal
   1/n̄ share of every GPU type (whole gangs, at most all of its time), n̄ the time-averaged number
   of active jobs over the job's life (FORMULATIONS §3's isolated share).
@@ -156,6 +156,7 @@ def calls_frame(calls: CallLog) -> pd.DataFrame:
             "solver_seconds": calls.solver_seconds,
             "jobs": calls.jobs,
             "status": calls.status,
+            "termination": calls.termination,
         }
     )
 
@@ -189,6 +190,8 @@ def summarize(
         "never_started": int(jobs["first_start"].isna().sum()),
         "fits_nowhere": int((table.state == UNSERVABLE).sum()),
         **_quantiles(done["jct"], "jct"),
+        # DeepShare's JCT: the time a job held GPUs, its queueing left out.
+        **_quantiles(done["run_seconds"], "run_time"),
         "makespan": float(done["finish"].max() - first) if len(done) else None,
         "simulated_seconds": last - first,
         **_quantiles(jobs["queueing_delay"], "queueing_delay"),
@@ -197,6 +200,7 @@ def summarize(
         "moves": int(jobs["moves"].sum()),
         "lost_seconds": float(jobs["lost_seconds"].sum()),
         "policy_calls": len(calls),
+        "calls_at_time_limit": int((calls["termination"] == "time_limit").sum()),
         "policy_seconds": float(calls["seconds"].sum()),
         "solver_seconds": float(calls["solver_seconds"].sum()),
     }

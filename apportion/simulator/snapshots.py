@@ -200,25 +200,33 @@ def placement_snapshot(
     jobs: IntArray,
     placements: Mapping[int, Mapping[str, int]],
     contention: Mapping[str, Any] | None,
+    now: float = 0.0,
 ) -> dict[str, Any]:
     """Contention placement: nodes, the CS table (`contention`, already as JSON: it is the same
-    at every event), running jobs where they run, waiting jobs with their demand and the types
-    they can use."""
+    at every event), running jobs where they run, every job's demand, the types it can use, its
+    work left and its seconds run so far (the schedule objective's priorities), and its speed
+    per spread where the trace measured it."""
     trace_jobs = table.trace.jobs
+    remaining = table.remaining[jobs].tolist()
+    attained = table.run_seconds[jobs].tolist()
     entries = []
-    for j in jobs.tolist():
+    for position, j in enumerate(jobs.tolist()):
         job = trace_jobs[j]
         entry: dict[str, Any] = {
             "id": job.id,
             "throughput": {k: v for k, v in job.throughput.items() if v > 0},
             "scale_factor": job.scale_factor,
+            "steps_remaining": remaining[position],
+            "attained_service": attained[position],
         }
         if job.workload_class is not None:
             entry["workload_class"] = job.workload_class
+        if job.placement_throughput:
+            entry["spread_throughput"] = {str(k): v for k, v in job.placement_throughput.items()}
         if j in placements:
             entry["placement"] = dict(placements[j])
         entries.append(entry)
-    document: dict[str, Any] = {**cluster_part(table), "jobs": entries}
+    document: dict[str, Any] = {**cluster_part(table), "jobs": entries, "now": now}
     if contention is not None:
         document["contention"] = contention
     return document

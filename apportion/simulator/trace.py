@@ -72,6 +72,34 @@ class Cluster:
         return cls(tuple(nodes))
 
 
+Shape = tuple[int, int]  # (nodes spanned, GPUs on each)
+
+
+@dataclass(frozen=True)
+class PlacementRules:
+    """What a cluster imposes on where a job runs, stated by the trace that comes from it, and
+    obeyed by every policy and baseline replayed on it.
+
+    `profiled_spans`: a job spans only node counts its trace measured a throughput for
+    (`TraceJob.placement_throughput`), with equal GPUs on each node. DeepShare profiled its
+    jobs on 2, 4 and 8 nodes and never on one, so a multi-GPU job there always spans nodes.
+    """
+
+    profiled_spans: bool = True
+
+    def shapes(self, job: TraceJob, node_gpus: int) -> tuple[Shape, ...]:
+        """The (nodes, GPUs per node) a job may take on nodes of `node_gpus` GPUs, fewest
+        nodes first."""
+        demand = job.scale_factor
+        if self.profiled_spans and job.placement_throughput:
+            spans = sorted(job.placement_throughput)
+        else:
+            spans = list(range(1, demand + 1))
+        return tuple(
+            (k, demand // k) for k in spans if demand % k == 0 and demand // k <= node_gpus
+        )
+
+
 @dataclass(frozen=True)
 class Trace:
     name: str
@@ -82,3 +110,6 @@ class Trace:
     # Rows a reader left out by a documented rule: reason → how many (e.g. Chronus's rows with
     # num_gpu 0). Empty when every row became a job.
     dropped: dict[str, int] = field(default_factory=dict)
+    # The cluster's placement rules (DeepShare: jobs span nodes as profiled); None: a job may
+    # take any placement, and the round mechanism places it.
+    rules: PlacementRules | None = None

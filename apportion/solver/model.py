@@ -154,7 +154,7 @@ class Model:
                 )
         block = Block(name, self.num_rows, size, coords)
         self.constraints.append(block)
-        self._rows.append({v: sp.csc_matrix(t) for v, t in terms.items()})
+        self._rows.append({v: sp.coo_matrix(t) for v, t in terms.items()})
         self._row_lower.append(np.broadcast_to(np.asarray(lower, float), (size,)))
         self._row_upper.append(np.broadcast_to(np.asarray(upper, float), (size,)))
         return block
@@ -189,14 +189,19 @@ class Model:
         )
 
     def _stack_rows(self) -> sp.csc_matrix:
-        # Each constraint block becomes one horizontal strip, padded with empty column ranges.
-        strips = []
+        # Every term's entries, shifted to its constraint block's rows and its variable block's
+        # columns, make one matrix: no empty blocks are built for the pairs without a term.
+        rows, cols, values = [], [], []
         for block, terms in zip(self.constraints, self._rows, strict=True):
-            strip = [terms.get(v, sp.csc_matrix((block.size, v.size))) for v in self.variables]
-            strips.append(strip)
-        if not strips or not self.variables:
-            return sp.csc_matrix((self.num_rows, self.num_cols))
-        return sp.csc_matrix(sp.bmat(strips, format="csc"))
+            for var, term in terms.items():
+                rows.append(term.row + block.start)
+                cols.append(term.col + var.start)
+                values.append(term.data.astype(float, copy=False))
+        shape = (self.num_rows, self.num_cols)
+        if not rows:
+            return sp.csc_matrix(shape)
+        coordinates = (np.concatenate(rows), np.concatenate(cols))
+        return sp.csc_matrix((np.concatenate(values), coordinates), shape=shape)
 
 
 def _concat(parts: list[NDArray[np.float64]]) -> NDArray[np.float64]:

@@ -187,7 +187,11 @@ def long_placement() -> bytes:
     snapshot["contention"] = read_contention_csv(
         SOURCE / "deepshare_shared_thp_ratio.csv"
     ).model_dump()
-    body = {"policy": "contention_placement", "snapshot": snapshot, "options": {"time_limit": 30}}
+    body = {
+        "policy": "contention_placement",
+        "snapshot": snapshot,
+        "options": {"objective": "linear", "time_limit": 30},
+    }
     return orjson.dumps(body)
 
 

@@ -30,7 +30,7 @@ def long_placement() -> bytes:
         SOURCE / "deepshare_shared_thp_ratio.csv"
     ).model_dump()
     body = {"policy": "contention_placement", "snapshot": snapshot}
-    return orjson.dumps({**body, "options": {"time_limit": BUSY_SECONDS}})
+    return orjson.dumps({**body, "options": {"objective": "linear", "time_limit": BUSY_SECONDS}})
 
 
 def occupy(service: Service) -> threading.Thread:

@@ -72,7 +72,7 @@ CASES = [
         "contention_placement",
         NEXT_TO_FSDP,
         0.4,
-        options={"w1": 0.2, "allow_single_node": False},
+        options={"objective": "linear", "w1": 0.2, "allow_single_node": False},
         check=_started("moe", {"n0": 4, "n1": 4}),
     ),
     Case(
@@ -80,7 +80,7 @@ CASES = [
         "contention_placement",
         NEXT_TO_FSDP,
         -0.85,
-        options={"w1": 0.9, "allow_single_node": False},
+        options={"objective": "linear", "w1": 0.9, "allow_single_node": False},
         check=_started("moe", None),
     ),
     Case(
@@ -88,7 +88,7 @@ CASES = [
         "contention_placement",
         BOTH_SIDES,
         -5 / 24,
-        options={"w1": 0.5, **ONLY_SPREAD},
+        options={"objective": "linear", "w1": 0.5, **ONLY_SPREAD},
         check=_started("c", {"n0": 1, "n2": 1}),
     ),
     Case(
@@ -96,7 +96,7 @@ CASES = [
         "contention_placement",
         BOTH_SIDES,
         -13 / 60,
-        options={"w1": 0.5, "penalty": "additive", **ONLY_SPREAD},
+        options={"objective": "linear", "w1": 0.5, "penalty": "additive", **ONLY_SPREAD},
         check=_started("c", None),
     ),
 ]

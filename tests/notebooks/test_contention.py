@@ -1,8 +1,9 @@
 """notebooks/contention.ipynb in a real kernel at its small size: every plot is drawn, and the
-numbers it quotes say what its text says: at DeepShare's recommended W1 the contention penalty
-shortens average JCT against the contention-blind placement (W1 = 0) and against LAS, by
-cutting the slowdown jobs suffer; a heavier penalty idles GPUs; LAS and SRTF (which consolidate
-gangs and preempt for free in this simulator) keep the shorter tail, SRTF close on average."""
+numbers it quotes say what its text says. In one world (jobs span nodes as profiled, baselines
+placed as DeepShare's and contending), the schedule objective at DeepShare's recommended W1 beats
+the better of SRTF and LAS on average JCT by 15 % or more, and at every W1 of the sweep, for both
+objectives, no baseline does as well on both average JCT and utilization; the baselines now
+contend; DeepShare's own JCT (run time) leaves queueing out; the per-call limit is reported."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from apportion.simulator.config import CALL_TIME_LIMIT
 from tests.notebooks.kernel import code_cells, execute, images
 from tests.notebooks.kernel import quoted as read_quoted
+
+BASELINES = ("SRTF", "LAS", "SRTF packed", "LAS packed")
 
 
 @pytest.fixture(scope="module")
@@ -25,52 +29,50 @@ def quoted(notebook: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def policies(quoted: dict[str, Any]) -> dict[str, dict[str, float]]:
-    table: dict[str, dict[str, float]] = quoted["traces"]["real trace0"]["policies"]
-    return table
+def real(quoted: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = quoted["traces"]["real"]
+    return entry
 
 
 def test_every_plotting_cell_shows_its_figure(notebook: Any) -> None:
     plotting = [cell for cell in code_cells(notebook) if "plt.show()" in cell.source]
-    assert len(plotting) == 2  # the W1 trade-off curves, the JCT CDF and slowdown
+    assert len(plotting) == 2  # the W1 trade-off curves; the JCT CDF and slowdown
     assert [images(cell) for cell in plotting] == [1, 1]
 
 
 def test_it_ran_at_the_small_size(quoted: dict[str, Any]) -> None:
     assert quoted["size"] == "small"
-    assert list(quoted["traces"]) == ["real trace0"]
+    assert list(quoted["traces"]) == ["real"]
     assert quoted["recommended_w1"] in quoted["w1"] and 0.0 in quoted["w1"]
+    assert quoted["call_time_limit"] == CALL_TIME_LIMIT
 
 
-def test_the_penalty_shortens_average_jct_against_w1_0_and_las(
-    policies: dict[str, dict[str, float]], quoted: dict[str, Any]
+def test_the_schedule_beats_srtf_and_las_on_average_jct(real: dict[str, Any]) -> None:
+    # "average JCT ≤ 0.85 × the better of SRTF and LAS" (the tail is a full-size claim: with 24
+    # jobs the p99 is the last job, which every policy finishes near the end).
+    assert real["vs_srtf_las"]["mean"] <= 0.85
+    assert real["deepshare_model_vs_srtf_las"]["mean"] <= 0.85
+
+
+def test_no_baseline_dominates_any_w1_of_either_objective(
+    real: dict[str, Any], quoted: dict[str, Any]
 ) -> None:
-    penalized = policies[f"W1={quoted['recommended_w1']:g}"]
-    # "cuts average JCT by 15 % or more"
-    assert penalized["jct_mean_h"] <= 0.85 * policies["W1=0"]["jct_mean_h"]
-    assert penalized["jct_mean_h"] <= 0.85 * policies["LAS"]["jct_mean_h"]
-    # ... because the jobs it starts run closer to their speed alone.
-    assert penalized["slowdown"] < policies["W1=0"]["slowdown"]
+    swept = real["dominated_by"]
+    assert {f"schedule W1={w:g}" for w in quoted["w1"]} <= set(swept)
+    assert {f"reference W1={w:g}" for w in quoted["w1"] if w > 0} <= set(swept)
+    assert all(found == [] for found in swept.values())
 
 
-def test_a_heavier_penalty_idles_gpus(
-    policies: dict[str, dict[str, float]], quoted: dict[str, Any]
-) -> None:
-    heavier = [w for w in quoted["w1"] if w >= quoted["recommended_w1"]]
-    utilization = [policies[f"W1={w:g}"]["utilization_%"] for w in heavier]
-    assert utilization == sorted(utilization, reverse=True)
-    assert utilization[-1] < utilization[0]
-    claims = quoted["traces"]["real trace0"]["claims"]
-    assert claims["utilization_never_rises_past_recommended_w1"] is True
+def test_the_baselines_contend_in_the_same_world(real: dict[str, Any]) -> None:
+    """Placed under the rules, SRTF and LAS spread and suffer contention: their jobs hold GPUs
+    longer than alone, and longer than under the schedule at the recommended W1."""
+    policies = real["policies"]
+    mine = policies["schedule W1=0.3"]
+    for baseline in BASELINES:
+        assert policies[baseline]["slowdown"] > 1.2
+        assert policies[baseline]["slowdown"] > mine["slowdown"]
 
 
-def test_the_baselines_keep_the_tail_and_srtf_stays_close_on_average(
-    policies: dict[str, dict[str, float]], quoted: dict[str, Any]
-) -> None:
-    swept = [policies[f"W1={w:g}"] for w in quoted["w1"]]
-    for baseline in ("LAS", "SRTF"):
-        assert policies[baseline]["jct_p90_h"] < min(p["jct_p90_h"] for p in swept)
-        # Their gangs sit on the fewest nodes, so they never contend.
-        assert policies[baseline]["slowdown"] == pytest.approx(1.0)
-    penalized = policies[f"W1={quoted['recommended_w1']:g}"]["jct_mean_h"]
-    assert policies["SRTF"]["jct_mean_h"] / penalized > 0.85  # "within about 12 %"
+def test_deepshares_jct_leaves_queueing_out(real: dict[str, Any]) -> None:
+    for numbers in real["policies"].values():
+        assert 0 < numbers["run_time_h"] < numbers["jct_mean_h"]

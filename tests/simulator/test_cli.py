@@ -60,6 +60,8 @@ def test_a_poisson_trace_on_a_given_cluster() -> None:
         (["simulate", "gavel", "--jobs", "3", "-o", "bogus=1"], "options.bogus"),
         (["simulate", "tiresias", "--cluster", "a=4,b=4"], "one GPU type"),
         (["simulate", "chronus", "--cluster", "gpu=12"], "whole nodes of 8"),
+        (["simulate", "deepshare", "--policy", "srtf", "--mode", "rounds"], "only placement mode"),
+        (["simulate", "deepshare", "--policy", "srtf", "-o", "placement=x"], "unknown style"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) -> None:
@@ -67,3 +69,17 @@ def test_bad_input_is_one_line_and_exit_code_2(args: list[str], message: str) ->
     assert ran.exit_code == 2
     assert message in ran.stderr
     assert ran.stderr.count("\n") == 1
+
+
+def test_deepshare_under_its_own_contention_model_reports_its_own_jct() -> None:
+    """The first 16 jobs of DeepShare's trace0 with SRTF placed as DeepShare's baselines place,
+    under DeepShare's contention model: the run time (its JCT, no queueing) is reported beside
+    JCT, which counts the queueing of the jobs that wait for the first ones."""
+    ran = invoke(
+        ["simulate", "deepshare", "--jobs", "16", "--policy", "srtf", "--contention",
+         "reference", "--round-seconds", "300", "--format", "json", "--no-progress"]
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.stderr
+    row = json.loads(ran.stdout)[0]
+    assert row["finished"] == 16
+    assert 0 < row["run_time_mean"] < row["jct_mean"]

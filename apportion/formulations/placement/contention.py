@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 import numpy as np
 
@@ -49,7 +50,24 @@ class Lookup:
 
 
 class ContentionLookup:
-    """Answers CS(target | co-runner) from a table, falling back as the module says."""
+    """Answers CS(target | co-runner) from a table, falling back as the module says.
+
+    `ContentionLookup.of` keeps the lookups of the last few tables it was given: a caller that
+    sends the same table object at every call (the simulator) indexes it once."""
+
+    _recent: ClassVar[dict[tuple[int, str], tuple[ContentionTable | None, ContentionLookup]]] = {}
+
+    @classmethod
+    def of(cls, table: ContentionTable | None, scope: str = "multi_node") -> ContentionLookup:
+        key = (id(table), scope)
+        known = cls._recent.get(key)
+        if known is not None and known[0] is table:
+            return known[1]
+        lookup = cls(table, scope)
+        if len(cls._recent) >= 4:
+            cls._recent.pop(next(iter(cls._recent)))
+        cls._recent[key] = (table, lookup)
+        return lookup
 
     def __init__(self, table: ContentionTable | None, scope: str = "multi_node") -> None:
         self.scope = scope

@@ -227,7 +227,7 @@ class _Waiting:
             for k, name in enumerate(self.type_names)
             if not job.throughput or job.throughput.get(name)
         ]
-        allowed = _allowed(
+        allowed = allowed_shapes(
             job.scale_factor,
             usable,
             self.node_gpus,
@@ -298,7 +298,7 @@ def _pool(table: IntArray, group: IntArray, pool: bool) -> IntArray:
     return np.column_stack([out, pooled, limit])
 
 
-def _allowed(
+def allowed_shapes(
     demand: int,
     usable: list[int],
     node_gpus: IntArray,

@@ -1,5 +1,6 @@
-"""The options of the contention-placement policy: the reward's weight and form, the penalty,
-which jobs contend, and the shapes a job may take."""
+"""The options of the contention-placement policy: the objective and its weight, the priority
+and restart cost of the schedule objective, the penalty, which jobs contend, the shapes a job
+may take and how many waiting jobs are considered."""
 
 from __future__ import annotations
 
@@ -25,11 +26,56 @@ class ContentionPlacementOptions(PolicyOptions):
         description="worst: a job's CS is set by its worst co-runner (DeepShare); additive: "
         "1 + Σ (CS − 1) over its co-runners.",
     )
-    objective: Literal["linear", "reference"] = Field(
-        "linear",
-        description="linear: W2·U − W1·mean CS over every job of the snapshot, a waiting job "
-        "counting 1; reference: DeepShare's reward W2·U − W1·mean(1 − 1/CS) over running and "
-        "started jobs, solved exactly (needs penalty worst).",
+    objective: Literal["schedule", "linear", "reference"] = Field(
+        "schedule",
+        description="schedule: decide who runs, where, and who keeps running: W2·priority-"
+        "weighted GPUs − W1·GPUs' throughput lost to contention − W2·restart cost (with zero "
+        "contention it runs exactly the jobs SRTF or LAS would); linear: start waiting jobs, "
+        "W2·U − W1·mean CS over every job of the snapshot, a waiting job counting 1; reference: "
+        "start waiting jobs, DeepShare's reward W2·U − W1·mean(1 − 1/CS) over running and "
+        "started jobs. The schedule and reference objectives need penalty worst.",
+    )
+    priority: Literal["srtf", "las"] = Field(
+        "srtf",
+        description="schedule: whose GPUs come first: shortest remaining time (steps_remaining "
+        "over throughput, or remaining_time) or least attained service (attained_service).",
+    )
+    priority_levels: int = Field(
+        4,
+        ge=1,
+        le=8,
+        description="schedule: priority keys are cut into at most this many levels at their "
+        "largest gaps; a level is served before every level below it.",
+    )
+    priority_tolerance: float = Field(
+        60.0,
+        ge=0.0,
+        description="schedule: seconds within which priority keys tie (never cut into levels).",
+    )
+    moves: Literal["none", "preempt", "migrate"] = Field(
+        "none",
+        description="schedule: what may happen to a running job: none (it stays where it "
+        "runs), preempt (it stays or stops, to restart later), migrate (it may also restart "
+        "elsewhere now); a stop or a move costs restart_seconds.",
+    )
+    restart_seconds: float = Field(
+        60.0,
+        ge=0.0,
+        description="schedule: seconds of its GPUs a job loses when it is moved or preempted "
+        "(checkpoint and restore), charged against horizon_seconds of running.",
+    )
+    horizon_seconds: float = Field(
+        300.0,
+        gt=0.0,
+        description="schedule: the seconds this decision is expected to hold (DeepShare's "
+        "round): a restart costs restart_seconds / horizon_seconds of the job's value.",
+    )
+    candidates: int | None = Field(
+        None,
+        ge=1,
+        description="Consider only the first this many waiting jobs (schedule: by priority, "
+        "identical jobs beyond what could run at once skipped; otherwise in snapshot order), as "
+        "DeepShare offers its policy the head of its queue; none: every waiting job.",
     )
     contention_scope: Literal["multi_node", "all"] = Field(
         "multi_node",

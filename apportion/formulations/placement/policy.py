@@ -1,5 +1,11 @@
 """Contention-penalized placement ILP (FORMULATIONS §7): the exact counterpart of DeepShare's
-learned policy. Decide which waiting jobs start now, in which shape, on which nodes.
+learned policy.
+
+By default (`objective = "schedule"`, `schedule/`) it is a scheduler: who runs until the next
+call, where, and whether a running job stays, stops or moves, by SRTF's or LAS's priority levels
+traded against the throughput contention takes and the cost of a restart (its MILP in
+`schedule.model`). The two objectives below (`linear`, `reference`) decide which waiting jobs
+start now, in which shape, on which nodes.
 
 Data: nodes n with G_n GPUs, F_n of them free (running jobs never move); running jobs with their
 placements; candidates a with demand g_a and allowed shapes (k nodes × p GPUs); CS(α | β) for job
@@ -63,11 +69,15 @@ def run(
 ) -> Outcome:
     if snapshot.nodes is None:
         raise InputError.single(("nodes",), "contention_placement places jobs on nodes: give them")
-    if options.objective == "reference" and options.penalty != "worst":
+    if options.objective != "linear" and options.penalty != "worst":
         # 1 − 1/(1 + Σ (CS − 1)) is concave in the co-runners: no exact linear form.
         raise InputError.single(
-            ("options", "objective"), "the reference objective needs penalty 'worst'"
+            ("options", "objective"), f"the {options.objective} objective needs penalty 'worst'"
         )
+    if options.objective == "schedule":
+        from apportion.formulations.placement.schedule import run_schedule
+
+        return run_schedule(snapshot, problem, options, ctx)
     inst = build_instance(
         snapshot, options.shapes, options.allow_single_node, options.contention_scope
     )
@@ -121,8 +131,8 @@ def _verdict(answer: Answer) -> dict[str, Any]:
 
 POLICY = Policy(
     name="contention_placement",
-    summary="Start waiting jobs on nodes trading GPU utilization against network contention "
-    "(DeepShare's reward, exact).",
+    summary="Decide who runs where on nodes, by SRTF's or LAS's priority traded against network "
+    "contention (or start waiting jobs by DeepShare's reward, exact).",
     options=ContentionPlacementOptions,
     run=run,
     problem_class="MILP",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from apportion.simulator.clients import Decider
-from apportion.simulator.config import Mode, SimConfig
+from apportion.simulator.config import CALL_TIME_LIMIT, PLACEMENT_POLICIES, Mode, SimConfig
 from apportion.simulator.enact.common import CallLog, Holdings
 from apportion.simulator.state import JobTable, Running, Step
 
@@ -37,13 +37,28 @@ class Enactor(Protocol):
     def after(self, step: Step, running: Running) -> None: ...
 
 
-def policy_options(config: SimConfig, baseline: bool) -> dict[str, object]:
+def policy_options(config: SimConfig, baseline: bool, table: JobTable) -> dict[str, object]:
     """The options the simulated policy is called with: the configuration's, plus what an
-    enactment mode tells its policy (a lease policy estimates its leases with the checkpoint
-    cost the simulation charges, unless told otherwise)."""
+    enactment mode tells its policy unless told otherwise. A lease policy estimates its leases
+    with the checkpoint cost the simulation charges. A placement policy gets the shapes the
+    trace's placement rules allow, the restart cost the simulation charges, and a time limit
+    per call (`CALL_TIME_LIMIT`: a run asks it hundreds of times)."""
     options = dict(config.options)
-    if config.enactment == Mode.LEASES and "overhead_seconds" not in options and not baseline:
+    if baseline:
+        return options
+    if config.enactment == Mode.LEASES and "overhead_seconds" not in options:
         options["overhead_seconds"] = config.preemption_seconds
+    if config.enactment == Mode.PLACEMENT and config.policy in PLACEMENT_POLICIES:
+        rules = table.trace.rules
+        if rules is not None and "shapes" not in options:
+            from apportion.simulator.enact.rules import shapes_by_demand
+
+            options["shapes"] = {
+                str(demand): [list(s) for s in shapes]
+                for demand, shapes in shapes_by_demand(table, rules).items()
+            }
+        options.setdefault("restart_seconds", config.preemption_seconds)
+        options.setdefault("time_limit", CALL_TIME_LIMIT)
     return options
 
 

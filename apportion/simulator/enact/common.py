@@ -19,13 +19,14 @@ Placement = dict[str, int]
 @dataclass
 class CallLog:
     """One row per policy call: when, how long (as the caller saw it and as the policy
-    reported), how many jobs it was asked about, and its status."""
+    reported), how many jobs it was asked about, its status and why its solver stopped."""
 
     time: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     solver_seconds: list[float] = field(default_factory=list)
     jobs: list[int] = field(default_factory=list)
     status: list[str] = field(default_factory=list)
+    termination: list[str] = field(default_factory=list)
     mechanism_seconds: float = 0.0  # in `mechanism.next_round` (rounds mode)
 
     def add(self, now: float, jobs: int, answer: Answer) -> None:
@@ -34,6 +35,7 @@ class CallLog:
         self.solver_seconds.append(answer.solver_seconds)
         self.jobs.append(jobs)
         self.status.append(answer.status)
+        self.termination.append(answer.termination)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from apportion.mechanism.arrays import Cluster
 from apportion.mechanism.rounds import Planner
 from apportion.mechanism.types import PairShare
 from apportion.simulator.clients import Answer, Decider, Request
-from apportion.simulator.config import SimConfig
+from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact.common import CallLog, Holdings, Placement, running_from
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.snapshots import rounds_snapshot
@@ -51,7 +51,8 @@ class RoundsEnactor:
         self._shares: list[Any] = []
         self._pair_rates: dict[tuple[str, str], dict[str, list[float]]] = {}
         contention = table.trace.contention
-        self._slowdown = Slowdown(table, contention) if contention is not None else None
+        persist = config.contention == Contention.REFERENCE
+        self._slowdown = Slowdown(table, contention, persist) if contention is not None else None
 
     def length(self, now: float) -> float:
         return now + self.config.round_seconds
@@ -148,7 +149,9 @@ class RoundsEnactor:
             if a.shared_with is not None:
                 partner[j] = a.shared_with
         self.holdings.enact(now, placements, types, kept)
-        slowdown = self._slowdown(placements) if self._slowdown is not None else None
+        slowdown = None
+        if self._slowdown is not None:
+            slowdown = self._slowdown(placements, [j for j in placements if not kept[j]])
         running = running_from(table, placements, types, slowdown)
         self._partner = partner
         if partner:

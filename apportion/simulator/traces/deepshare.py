@@ -17,7 +17,9 @@ spanned). Units and conventions:
 - `workload_class` = the model as published (`GraphSage`, `MobileNetV3`, `DLRM`,
   `Transformer-XL`, `FSDP`, `MoE`), which is how the contention table names them;
 - `Trace.contention`: the CS table of `shared_thp_ratio.csv` (CS = 1 / ratio, clipped at 1);
-- ids `job-<key>`, arrival 0, in the file's order.
+- ids `job-<key>`, arrival 0, in the file's order;
+- `Trace.rules`: jobs span nodes as profiled (`PlacementRules`): DeepShare measured no
+  single-node configuration for its multi-GPU jobs, and its simulator places none.
 
 The cluster: `nodes` nodes of `gpus_per_node` GPUs (default DeepShare's simulator: 4 × 8).
 """
@@ -29,13 +31,19 @@ from pathlib import Path
 from apportion.refdata import SOURCE
 from apportion.refdata.deepshare import parse_config, read_contention_csv
 from apportion.simulator.sources import TraceSpec, single_type_nodes
-from apportion.simulator.trace import Trace, TraceJob
+from apportion.simulator.trace import PlacementRules, Trace, TraceJob
 from apportion.simulator.traces.durations import DEFAULT_GPU_TYPE, single_type_cluster
 from apportion.simulator.traces.errors import TraceError
 from apportion.simulator.traces.parsing import Row, csv_rows, read_json
 
 TRACE0 = SOURCE / "deepshare_trace0.json"  # traces/real/trace0.json, 256 jobs
 SIMULATE_TRACE0 = SOURCE / "deepshare_simulate_trace0.json"  # traces/simulate/trace0.json
+#: traces/train/jobset{0,1,2}/episode{0,1,2}.json: its RL training episodes, 256 jobs each.
+TRAIN_EPISODES = tuple(
+    SOURCE / "deepshare_train" / f"jobset{s}" / f"episode{e}.json"
+    for s in range(3)
+    for e in range(3)
+)
 CONTENTION_CSV = SOURCE / "deepshare_shared_thp_ratio.csv"
 ISOLATED_CSV = SOURCE / "deepshare_isolated_thp.csv"
 TOTAL_SAMPLES_CSV = SOURCE / "deepshare_total_samples_trained.csv"
@@ -99,6 +107,7 @@ def read_deepshare_trace(
         cluster=single_type_cluster(nodes, gpus_per_node, gpu_type),
         contention=read_contention_csv(contention_csv) if contention_csv is not None else None,
         source=str(source),
+        rules=PlacementRules(profiled_spans=True),
     )
 
 

@@ -36,6 +36,7 @@ NON_NEGATIVE = (
     "isolated_time_done",
     "remaining_time",
     "overhead_seconds",
+    "attained_service",
 )
 SIGNED = ("arrival_time", "deadline")
 #: Every field the fast path checks; a job with any other key goes through full validation

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
+from pydantic import Strict as PydanticStrict
 
 from apportion.solver.snapshot.deadlines import DeadlineOption, JobClass
 from apportion.solver.snapshot.types import (
+    MAX_COUNT,
     Count,
     Finite,
     Flag,
@@ -15,6 +19,9 @@ from apportion.solver.snapshot.types import (
     PositiveCount,
     Strict,
 )
+
+# Node counts come as JSON object keys, which are strings.
+SpreadNodes = Annotated[int, PydanticStrict(False), Field(ge=1, le=MAX_COUNT)]
 
 
 class GpuType(Strict):
@@ -95,6 +102,17 @@ class Job(Strict):
     )
     consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."
+    )
+    attained_service: NonNegative | None = Field(
+        default=None,
+        description="Seconds the job has run so far (least-attained-service priority of the "
+        "placement policy's schedule objective); missing = 0.",
+    )
+    spread_throughput: dict[SpreadNodes, NonNegative] | None = Field(
+        default=None,
+        description="Steps/s of the whole job by the number of nodes it spans, where the spread "
+        "changes its speed (DeepShare's isolated throughput per configuration); placement "
+        "policies read it, and a spread it leaves out runs at the job's throughput.",
     )
 
 

@@ -77,7 +77,7 @@ def test_capacity_gang_and_penalty_are_told_apart(objective: str) -> None:
 
 def test_a_job_not_worth_starting_has_lower_value_with_its_cost() -> None:
     """Linear objective at W1 = 0.4: starting c would take the objective from −0.1 to −0.2."""
-    options = {"w1": 0.4, "shapes": {"2": [[2, 1]]}, "explain": True}
+    options = {"objective": "linear", "w1": 0.4, "shapes": {"2": [[2, 1]]}, "explain": True}
     result = solve(PARTING, policy="contention_placement", options=options)
     assert result.explanation is not None
     why = {job.id: job for job in result.explanation.jobs}
@@ -87,5 +87,7 @@ def test_a_job_not_worth_starting_has_lower_value_with_its_cost() -> None:
 
 
 def test_no_explanation_unless_asked() -> None:
-    result = solve(PARTING, policy="contention_placement", options={"w1": 0.4})
+    result = solve(
+        PARTING, policy="contention_placement", options={"objective": "linear", "w1": 0.4}
+    )
     assert result.explanation is None

@@ -29,6 +29,7 @@ def _solve_tiny(seed: int, penalty: str, scope: str) -> None:
     w1 = rng.choice([0.0, 0.2, 0.5, 0.8, 1.0])
     snapshot["contention"] = contention_json(table)
     options = {
+        "objective": "linear",
         "w1": w1,
         "penalty": penalty,
         "contention_scope": scope,
@@ -60,7 +61,11 @@ def test_a_capped_table_matches_brute_force_on_the_capped_values(seed: int) -> N
     snapshot, table = random_instance(rng)
     cap = 1.3
     snapshot["contention"] = {**contention_json(table), "max_cs": cap}
-    options = {"w1": 0.7, "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()}}
+    options = {
+        "objective": "linear",
+        "w1": 0.7,
+        "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()},
+    }
     result = solve(snapshot, policy="contention_placement", options={**options, "mip_gap": 0.0})
     assert result.status is Status.OPTIMAL
     capped = {pair: min(value, cap) for pair, value in table.items()}
@@ -75,7 +80,11 @@ def test_a_looser_gap_is_honoured_against_the_optimum(seed: int) -> None:
     snapshot, table = random_instance(rng)
     snapshot["contention"] = contention_json(table)
     gap = 0.02
-    options = {"w1": 0.5, "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()}}
+    options = {
+        "objective": "linear",
+        "w1": 0.5,
+        "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()},
+    }
     result = solve(snapshot, policy="contention_placement", options={**options, "mip_gap": gap})
     assert result.status is Status.OPTIMAL
     assert_valid_placement(result, snapshot, SHAPES)
@@ -118,7 +127,7 @@ def test_w1_zero_packs_as_many_gpus_as_fit(seed: int) -> None:
     snapshot = trace_snapshot(trace, nodes=4, running=8, candidates=6, seed=seed)
     snapshot["contention"] = _deepshare_table()
     shapes = {8: [(2, 4), (4, 2)], 4: [(2, 2), (4, 1)], 2: [(2, 1)]}
-    result = solve(snapshot, options={"w1": 0.0, "allow_single_node": False})
+    result = solve(snapshot, options={"objective": "linear", "w1": 0.0, "allow_single_node": False})
     placed = assert_valid_placement(result, snapshot, shapes)
     running = sum(sum(j["placement"].values()) for j in snapshot["jobs"] if "placement" in j)
     used = sum(sum(p.values()) for p in placed.values())
@@ -141,7 +150,7 @@ DEEPSHARE_SHAPES = {8: [(2, 4), (4, 2)], 4: [(2, 2), (4, 1)]}
 
 def test_w1_near_one_keeps_moe_away_from_fsdp() -> None:
     snapshot = {**TRADE_OFF, "contention": _deepshare_table()}
-    options = {"w1": 0.99, "allow_single_node": False, "mip_gap": 0.0}
+    options = {"objective": "linear", "w1": 0.99, "allow_single_node": False, "mip_gap": 0.0}
     result = solve(snapshot, policy="deepshare", options=options)
     assert_valid_placement(result, snapshot, DEEPSHARE_SHAPES)
     assert set(result.job("moe").placement or {}) == {"n2", "n3"}  # started, away from FSDP
@@ -169,7 +178,11 @@ def test_a_candidate_next_to_a_running_job_raises_its_sensitivity() -> None:
         "jobs": TRADE_OFF["jobs"][:2],
         "contention": _deepshare_table(),
     }
-    result = solve(snapshot, policy="deepshare", options={"w1": 0.2, "allow_single_node": False})
+    result = solve(
+        snapshot,
+        policy="deepshare",
+        options={"objective": "linear", "w1": 0.2, "allow_single_node": False},
+    )
     fsdp, moe = result.job("fsdp"), result.job("moe")
     assert moe.placement == {"n0": 4, "n1": 4}
     assert fsdp.metrics["contention_sensitivity"] == pytest.approx(1 / 0.682)  # FSDP,8,2 | MoE,8,2

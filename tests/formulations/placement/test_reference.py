@@ -31,6 +31,7 @@ def _random(seed: int) -> tuple[dict[str, Any], dict, float, str, dict[str, Any]
     w1 = rng.choice([0.0, 0.2, 0.5, 0.8, 1.0])
     scope = "all" if seed % 2 else "multi_node"
     options = {
+        "objective": "linear",
         "w1": w1,
         "contention_scope": scope,
         "shapes": {str(d): [list(s) for s in v] for d, v in SHAPES.items()},
@@ -100,7 +101,7 @@ PARTING = {
 
 
 def test_hand_solved_case_where_the_objectives_part() -> None:
-    options = {"w1": 0.4, "shapes": {"2": [[2, 1]]}}
+    options = {"objective": "linear", "w1": 0.4, "shapes": {"2": [[2, 1]]}}
     linear = solve(PARTING, policy="contention_placement", options=options)
     reference = solve(
         PARTING, policy="contention_placement", options={**options, "objective": "reference"}

@@ -35,7 +35,10 @@ def test_deepshare_rules_no_single_node_and_listed_shapes(table: dict) -> None:
     snapshot = json.loads((FIXTURES / "deepshare_cluster.json").read_text())
     snapshot["contention"] = table
     shapes = {"8": [[4, 2]], "4": [[2, 2]], "2": [[2, 1]]}
-    result = solve(snapshot, options={"w1": 0.3, "shapes": shapes, "allow_single_node": False})
+    result = solve(
+        snapshot,
+        options={"objective": "linear", "w1": 0.3, "shapes": shapes, "allow_single_node": False},
+    )
     demand = {j["id"]: j.get("scale_factor") for j in snapshot["jobs"] if "placement" not in j}
     started = [j for j in result.jobs if j.metrics["state"] == "started"]
     assert started
@@ -61,7 +64,11 @@ def _two_types_cluster() -> dict:
 
 
 def test_gpu_types_consolidation_and_usage() -> None:
-    result = solve(_two_types_cluster(), policy="contention_placement", options={"w1": 0.1})
+    result = solve(
+        _two_types_cluster(),
+        policy="contention_placement",
+        options={"objective": "linear", "w1": 0.1},
+    )
     assert set(result.job("v-only").placement or {}) <= {"v0", "v1"}
     assert len(result.job("big").placement or {}) == 1
     type_of = {n["id"]: n["gpu_type"] for n in _two_types_cluster()["nodes"]}
@@ -76,7 +83,9 @@ def test_consolidated_job_waits_rather_than_spread() -> None:
     snapshot["jobs"].insert(
         0, {"id": "r", "workload_class": "A", "placement": {"v0": 1, "v1": 1, "a0": 1}}
     )
-    result = solve(snapshot, policy="contention_placement", options={"w1": 0.0})
+    result = solve(
+        snapshot, policy="contention_placement", options={"objective": "linear", "w1": 0.0}
+    )
     assert result.job("big").placement is None
     assert "no allowed shape fits" in (result.job("big").reason or "")
 
@@ -90,7 +99,7 @@ def test_time_limit_returns_the_best_placement_and_says_how_good(table: dict) ->
     trace = read_trace(SOURCE / "deepshare_trace0.json")
     snapshot = trace_snapshot(trace, nodes=64, running=70, candidates=100, seed=0)
     snapshot["contention"] = table
-    result = solve(snapshot, options={"w1": 0.5, "time_limit": 2.0})
+    result = solve(snapshot, options={"objective": "linear", "w1": 0.5, "time_limit": 2.0})
     inst = build_instance(parse_snapshot(snapshot), None, True, "multi_node")
     start = evaluate(inst, greedy(inst, 0.5, "worst"), 0.5, "worst").objective
     assert result.status in (Status.FEASIBLE, Status.FALLBACK)
@@ -142,7 +151,11 @@ def test_greedy_start_is_kept_by_the_symmetry_rows(table: dict) -> None:
             {"shapes": {"8": [[3, 2]]}},
             ("options", "shapes"),
         ),
-        ({"nodes": [{"id": "n0", "gpus": 8}], "jobs": []}, {"w1": 1.5}, ("options", "w1")),
+        (
+            {"nodes": [{"id": "n0", "gpus": 8}], "jobs": []},
+            {"objective": "linear", "w1": 1.5},
+            ("options", "w1"),
+        ),
     ],
 )
 def test_bad_input_names_the_field(snapshot: dict, options: dict, loc: tuple) -> None:

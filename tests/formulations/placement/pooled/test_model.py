@@ -156,7 +156,9 @@ def test_an_export_is_the_per_candidate_model(tmp_path: Path) -> None:
         SOURCE / "deepshare_shared_thp_ratio.csv"
     ).model_dump()
     path = tmp_path / "model.lp"
-    export_model(snapshot, path, policy="contention_placement", options={"w1": 0.5})
+    export_model(
+        snapshot, path, policy="contention_placement", options={"objective": "linear", "w1": 0.5}
+    )
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     assert h.readModel(str(path)) == highspy.HighsStatus.kOk

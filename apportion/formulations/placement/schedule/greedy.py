@@ -1,0 +1,122 @@
+"""The starting schedule: running jobs where they run, then candidates level by level, each
+time the start (candidate, shape, nodes) that adds the most to the objective per GPU, while one
+adds anything (a higher level's jobs always add: their GPUs outweigh any contention).
+
+A start is scored exactly, from the definition (`evaluate`): its own loss is its worst
+co-runner's, and each job on its nodes loses the larger of what it lost and what the newcomer
+takes from it. Nodes: every set of k eligible nodes when there are few (`ENUMERATE`), else the k
+nodes where the newcomer suffers and causes least.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations, islice
+
+import numpy as np
+from numpy.typing import NDArray
+
+from apportion.formulations.placement.schedule.evaluate import Decision
+from apportion.formulations.placement.schedule.instance import ScheduleInstance
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+ENUMERATE = 64  # node sets tried exhaustively per shape, at most
+
+
+class _State:
+    """Who holds what, and what each running job loses, as the greedy builds the schedule."""
+
+    def __init__(self, inst: ScheduleInstance) -> None:
+        self.inst = inst
+        self.free = inst.node_gpus.copy()
+        self.on: list[list[int]] = [[] for _ in inst.node_ids]  # positions per node
+        self.config = np.full(inst.size, -1, dtype=np.int64)
+        self.loss = np.zeros(inst.size)
+        self.decision: Decision = {}
+
+    def place(self, position: int, choice: int, nodes: list[int], gpus: list[int]) -> None:
+        alpha = int(self.inst.choices.config[choice])
+        new_loss = self.suffered(alpha, nodes)
+        for b in self.neighbours(nodes):
+            self.loss[b] = max(self.loss[b], self.inst.loss[self.config[b], alpha])
+        for n, g in zip(nodes, gpus, strict=True):
+            self.free[n] -= g
+            self.on[n].append(position)
+        self.config[position] = alpha
+        self.loss[position] = new_loss
+        self.decision[position] = (choice, list(nodes))
+
+    def neighbours(self, nodes: list[int]) -> set[int]:
+        return {b for n in nodes for b in self.on[n]}
+
+    def suffered(self, alpha: int, nodes: list[int]) -> float:
+        others = self.neighbours(nodes)
+        if not others:
+            return 0.0
+        return max(0.0, float(self.inst.loss[alpha, self.config[list(others)]].max()))
+
+    def damage(self, alpha: int, nodes: list[int]) -> float:
+        """Σ g ΔLoss over the jobs already on `nodes`."""
+        others = list(self.neighbours(nodes))
+        if not others:
+            return 0.0
+        after = np.maximum(self.loss[others], self.inst.loss[self.config[others], alpha])
+        return float((self.inst.demand[others] * (after - self.loss[others])).sum())
+
+
+def greedy_start(inst: ScheduleInstance, w1: float) -> Decision:
+    ch, state = inst.choices, _State(inst)
+    for o in np.flatnonzero(ch.stay).tolist():
+        position = int(ch.job[o])
+        nodes, gpus = inst.held[position]
+        state.place(position, o, nodes.tolist(), gpus.tolist())
+    waiting = np.flatnonzero(~inst.running)
+    for level in np.unique(inst.level[waiting]).tolist():
+        members = waiting[inst.level[waiting] == level].tolist()
+        while members:
+            best = _best_start(inst, state, members, w1)
+            if best is None:
+                break
+            position, choice, chosen = best
+            state.place(position, choice, chosen, [int(ch.per_node[choice])] * len(chosen))
+            members.remove(position)
+    return state.decision
+
+
+def _best_start(
+    inst: ScheduleInstance, state: _State, members: list[int], w1: float
+) -> tuple[int, int, list[int]] | None:
+    """The candidate, choice and nodes adding the most per GPU, or None when none adds."""
+    ch, w2 = inst.choices, 1.0 - w1
+    best: tuple[float, int, int, list[int]] | None = None
+    seen: set[int] = set()
+    for position in members:
+        if int(inst.group[position]) in seen:  # identical to one already tried
+            continue
+        seen.add(int(inst.group[position]))
+        g = float(inst.demand[position])
+        for o in np.flatnonzero((ch.job == position) & ~ch.stay).tolist():
+            alpha = int(ch.config[o])
+            value = w2 * float(inst.weight[position]) * g * float(ch.speed[o])
+            for nodes in _node_sets(inst, state, o):
+                cost = w1 * (g * state.suffered(alpha, nodes) + state.damage(alpha, nodes))
+                gain = (value - cost) / g
+                if gain > 0 and (best is None or gain > best[0]):
+                    best = (gain, position, o, nodes)
+    return None if best is None else best[1:]
+
+
+def _node_sets(inst: ScheduleInstance, state: _State, o: int) -> list[list[int]]:
+    ch = inst.choices
+    k, p = int(ch.nodes[o]), int(ch.per_node[o])
+    room = np.flatnonzero((inst.node_type == ch.gpu_type[o]) & (state.free >= p)).tolist()
+    if len(room) < k:
+        return []
+    sets = list(islice(combinations(room, k), ENUMERATE + 1))
+    if len(sets) <= ENUMERATE:
+        return [list(s) for s in sets]
+    alpha = int(ch.config[o])
+    harm = [state.suffered(alpha, [n]) * p + state.damage(alpha, [n]) for n in room]
+    order = np.argsort(np.array(harm), kind="stable")[:k]
+    return [sorted(room[i] for i in order.tolist())]

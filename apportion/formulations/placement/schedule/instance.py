@@ -1,0 +1,344 @@
+"""A snapshot as the schedule objective sees it: every job that may run after this decision
+(running jobs, and waiting candidates in priority order), the ways each may run, and the
+throughput each configuration loses next to each other.
+
+Options per job: each allowed shape (k nodes × p GPUs of one type, as `instance.allowed_shapes`
+gives them) on the whole cluster, and for a running job its current placement (`stay`: no
+restart). With `moves` none a running job has only its `stay` option and keeps it; with
+preempt it may also stop; with migrate it also has every shape of a candidate. A shape's speed
+factor σ is the job's throughput on that spread (`spread_throughput`) over its throughput on the
+type, 1 where the snapshot does not say.
+
+Candidates: waiting jobs by level, then key, then snapshot order. Interchangeable ones (same
+class, demand, level, shapes and speeds) form a group, of which only as many are offered as
+could run at once on the GPUs not held by running jobs of a higher level; `candidates` then keeps
+the first k (the reference offers its policy the head of its queue).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from apportion.formulations.placement.contention import Config, ContentionLookup
+from apportion.formulations.placement.instance import allowed_shapes
+from apportion.formulations.placement.options import ContentionPlacementOptions
+from apportion.formulations.placement.schedule.priority import level_base, priority_levels
+from apportion.solver.snapshot import Job, Snapshot
+from apportion.solver.snapshot.view import node_type
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+@dataclass
+class Choices:
+    """One row per way a job may run."""
+
+    job: IntArray  # position among the instance's jobs
+    nodes: IntArray  # k
+    per_node: IntArray  # p (a `stay` row of an uneven placement: its largest piece)
+    gpu_type: IntArray
+    config: IntArray
+    speed: FloatArray  # σ
+    stay: BoolArray  # a running job where it runs
+
+    @property
+    def size(self) -> int:
+        return int(self.job.size)
+
+
+@dataclass
+class ScheduleInstance:
+    job_ids: list[str]  # every job of the snapshot
+    node_ids: list[str]
+    node_gpus: IntArray
+    node_type: IntArray
+    index: IntArray  # snapshot index of each job of the decision: running first
+    running: BoolArray
+    demand: IntArray
+    level: IntArray
+    weight: FloatArray  # π per GPU, by the job's level
+    group: IntArray  # interchangeable candidates share a group
+    held: list[tuple[IntArray, IntArray]]  # per running job: (nodes, GPUs on each)
+    choices: Choices
+    configs: list[Config]
+    loss: FloatArray  # Λ[α, β] = 1 − 1/CS(α | β)
+    lookup: ContentionLookup
+    moves: str  # none, preempt or migrate
+    pinned: BoolArray  # per job: a running job that runs on whatever the solution (see _pinned)
+    levels: int
+    reasons: dict[int, str] = field(default_factory=dict)  # snapshot index → why left out
+
+    @property
+    def total_gpus(self) -> int:
+        return int(self.node_gpus.sum())
+
+    @property
+    def size(self) -> int:
+        return int(self.index.size)
+
+
+def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> ScheduleInstance:
+    nodes = snapshot.nodes or []
+    type_names = [g.name for g in snapshot.gpu_types]
+    node_gpus = np.array([n.gpus for n in nodes], dtype=np.int64)
+    types = np.array([type_names.index(node_type(snapshot, n)) for n in nodes], dtype=np.int64)
+    node_at = {n.id: i for i, n in enumerate(nodes)}
+    jobs = list(snapshot.jobs)
+    shapes = _all_shapes(jobs, type_names, node_gpus, types, options)
+    spread = [_speeds(job, s, type_names) for job, s in zip(jobs, shapes, strict=True)]
+    speeds = np.array([max(s, default=1.0) for s in spread] + [min(s, default=1.0) for s in spread])
+    demands = [job.scale_factor for job in jobs]
+    base = level_base(int(node_gpus.sum()), min(demands, default=1), speeds)
+    keys = np.array([_key(job, options.priority) for job in jobs], dtype=float)
+    levels = priority_levels(keys, options.priority_levels, options.priority_tolerance, base)
+    running = [j for j in range(len(jobs)) if jobs[j].placement is not None]
+    held = [_held(jobs[j], node_at) for j in running]
+    room = _room(jobs, running, levels.level, int(node_gpus.sum()), options.moves)
+    picked, reasons = _pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
+    order = running + picked
+    configs: dict[Config, int] = {}
+    choices = _choices(
+        jobs, order, held, (shapes, spread), (types, type_names), configs, options.moves
+    )
+    lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
+    config_list = list(configs)
+    loss = np.array([[1.0 - 1.0 / lookup(a, b).cs for b in config_list] for a in config_list])
+    loss = loss.reshape(len(config_list), len(config_list))
+    index = np.array(order, dtype=np.int64)
+    weight = levels.per_job[index] if index.size else np.zeros(0)
+    demand = np.array([demands[j] for j in order], dtype=np.int64)
+    return ScheduleInstance(
+        job_ids=[job.id for job in jobs],
+        node_ids=[n.id for n in nodes],
+        node_gpus=node_gpus,
+        node_type=types,
+        index=index,
+        running=np.arange(index.size) < len(running),
+        demand=demand,
+        level=levels.level[index] if index.size else np.zeros(0, dtype=np.int64),
+        weight=weight,
+        group=_groups(jobs, order, len(running), shapes, spread, levels.level),
+        held=held,
+        choices=choices,
+        configs=config_list,
+        loss=loss,
+        lookup=lookup,
+        moves=options.moves,
+        pinned=_pinned(choices, weight, demand, len(running), options.w1, loss, node_gpus),
+        levels=int(levels.weight.size),
+        reasons=reasons,
+    )
+
+
+Shapes = list[tuple[int, int, int]]  # (k, p, type)
+
+
+def _all_shapes(
+    jobs: list[Job],
+    type_names: list[str],
+    node_gpus: IntArray,
+    types: IntArray,
+    options: ContentionPlacementOptions,
+) -> list[Shapes]:
+    """Each job's allowed shapes, worked out once per kind of job."""
+    known: dict[tuple[object, ...], Shapes] = {}
+    out = []
+    for job in jobs:
+        kind = (job.scale_factor, job.consolidate, tuple(job.throughput.items()))
+        if kind not in known:
+            known[kind] = _shapes(job, type_names, node_gpus, types, options)
+        out.append(known[kind])
+    return out
+
+
+def _shapes(
+    job: Job,
+    type_names: list[str],
+    node_gpus: IntArray,
+    types: IntArray,
+    options: ContentionPlacementOptions,
+) -> Shapes:
+    usable = [
+        k for k, name in enumerate(type_names) if not job.throughput or job.throughput.get(name)
+    ]
+    allowed = allowed_shapes(
+        job.scale_factor, usable, node_gpus, types, options.shapes, options.allow_single_node
+    )
+    if job.consolidate and allowed:
+        fewest = min(k for k, _, _ in allowed)
+        allowed = [s for s in allowed if s[0] == fewest]
+    return allowed
+
+
+def _speeds(job: Job, shapes: Shapes, type_names: list[str]) -> list[float]:
+    return [_speed(job, k, type_names[t]) for k, _, t in shapes]
+
+
+def _speed(job: Job, nodes: int, gpu_type: str) -> float:
+    """σ: the job's throughput spread over `nodes` over its throughput on the type."""
+    spread = job.spread_throughput or {}
+    reference = (job.throughput or {}).get(gpu_type, 0.0)
+    if nodes not in spread or reference <= 0:
+        return 1.0
+    return float(spread[nodes] / reference)
+
+
+def _key(job: Job, priority: str) -> float:
+    """The job's priority key (smaller first); NaN when the snapshot does not give it."""
+    if priority == "las":
+        return float(job.attained_service or 0.0)
+    if job.remaining_time is not None:
+        return float(job.remaining_time)
+    fastest = max(job.throughput.values(), default=0.0)
+    if job.steps_remaining is None or fastest <= 0:
+        return float("nan")
+    return float(job.steps_remaining / fastest)
+
+
+def _held(job: Job, node_at: dict[str, int]) -> tuple[IntArray, IntArray]:
+    placement = job.placement or {}
+    nodes = np.array([node_at[n] for n in placement], dtype=np.int64)
+    return nodes, np.array(list(placement.values()), dtype=np.int64)
+
+
+def _identity(job: Job, shapes: Shapes, speeds: list[float], level: int) -> tuple[object, ...]:
+    return (job.workload_class, job.scale_factor, level, tuple(shapes), tuple(speeds))
+
+
+def _room(jobs: list[Job], running: list[int], level: IntArray, total: int, moves: str) -> IntArray:
+    """Per level: GPUs a candidate of that level could run on, all other jobs aside but the
+    running ones it cannot displace (of better levels; every one when moves are none)."""
+    count = int(level.max(initial=0)) + 1
+    held = np.zeros(count, dtype=np.int64)
+    for j in running:
+        held[level[j]] += sum((jobs[j].placement or {}).values())
+    if moves == "none":
+        return np.full(count, total - int(held.sum()), dtype=np.int64)
+    better = np.cumsum(held) - held
+    out: IntArray = total - better
+    return out
+
+
+def _pick(
+    jobs: list[Job],
+    shapes: list[Shapes],
+    speeds: list[list[float]],
+    level: IntArray,
+    keys: FloatArray,
+    room: IntArray,
+    limit: int | None,
+) -> tuple[list[int], dict[int, str]]:
+    """The candidates in priority order, each group capped at what could run at once, then the
+    first `limit`; and why every other waiting job was left out."""
+    reasons: dict[int, str] = {}
+    waiting = [j for j, job in enumerate(jobs) if job.placement is None]
+    sortable = np.where(np.isnan(keys), np.inf, keys)
+    waiting.sort(key=lambda j: (level[j], sortable[j], j))
+    taken: dict[tuple[object, ...], int] = {}
+    picked: list[int] = []
+    for j in waiting:
+        if not shapes[j]:
+            reasons[j] = "no allowed shape places it on these nodes"
+            continue
+        key = _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
+        if taken.get(key, 0) >= room[level[j]] // jobs[j].scale_factor:
+            reasons[j] = "not started: identical jobs ahead of it can take every GPU it could use"
+            continue
+        if limit is not None and len(picked) >= limit:
+            reasons[j] = f"not considered: beyond the first {limit} candidates (`candidates`)"
+            continue
+        taken[key] = taken.get(key, 0) + 1
+        picked.append(j)
+    return picked, reasons
+
+
+def _choices(
+    jobs: list[Job],
+    order: list[int],
+    held: list[tuple[IntArray, IntArray]],
+    shaped: tuple[list[Shapes], list[list[float]]],
+    typed: tuple[IntArray, list[str]],
+    configs: dict[Config, int],
+    moves: str,
+) -> Choices:
+    shapes, speeds = shaped
+    types, type_names = typed
+    rows: list[tuple[int, int, int, int, int, float, bool]] = []
+    for position, j in enumerate(order):
+        job = jobs[j]
+        if position < len(held):
+            nodes, gpus = held[position]
+            t = int(types[nodes[0]])
+            cfg = configs.setdefault(_config(job, int(nodes.size)), len(configs))
+            speed = _speed(job, int(nodes.size), type_names[t])
+            rows.append((position, int(nodes.size), int(gpus.max()), t, cfg, speed, True))
+            if moves != "migrate":
+                continue
+        for (k, p, t), speed in zip(shapes[j], speeds[j], strict=True):
+            cfg = configs.setdefault(_config(job, k), len(configs))
+            rows.append((position, k, p, t, cfg, speed, False))
+    table = list(zip(*rows, strict=True)) if rows else [()] * 7
+    return Choices(
+        job=np.array(table[0], dtype=np.int64),
+        nodes=np.array(table[1], dtype=np.int64),
+        per_node=np.array(table[2], dtype=np.int64),
+        gpu_type=np.array(table[3], dtype=np.int64),
+        config=np.array(table[4], dtype=np.int64),
+        speed=np.array(table[5], dtype=float),
+        stay=np.array(table[6], dtype=bool),
+    )
+
+
+def _pinned(
+    choices: Choices,
+    weight: FloatArray,
+    demand: IntArray,
+    n_running: int,
+    w1: float,
+    loss: FloatArray,
+    node_gpus: IntArray,
+) -> BoolArray:
+    """Running jobs no solution stops: stopping one loses W2·π_j·g_j·σ_j (its stay), and can gain
+    at most all contention relieved, W1·C·max Λ, plus the best waiting candidate's value on its
+    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones
+    are pinned so, and a solve need not consider stopping them."""
+    w2 = 1.0 - w1
+    position = np.arange(weight.size)
+    waiting = position >= n_running
+    best = float(weight[waiting].max(initial=0.0))
+    fastest = float(choices.speed.max(initial=1.0))
+    relief = w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0))
+    stay_speed = np.ones(weight.size)
+    stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
+    kept = w2 * weight * demand * stay_speed
+    out: BoolArray = ~waiting & (kept > relief + w2 * best * demand * fastest)
+    return out
+
+
+def _config(job: Job, nodes: int) -> Config:
+    return (job.workload_class, job.scale_factor, nodes)
+
+
+def _groups(
+    jobs: list[Job],
+    order: list[int],
+    n_running: int,
+    shapes: list[Shapes],
+    speeds: list[list[float]],
+    level: IntArray,
+) -> IntArray:
+    ids: dict[tuple[object, ...], int] = {}
+    out = []
+    for position, j in enumerate(order):
+        key = (
+            ("running", position)
+            if position < n_running
+            else _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
+        )
+        out.append(ids.setdefault(key, len(ids)))
+    return np.array(out, dtype=np.int64)

@@ -1,0 +1,345 @@
+"""The schedule MILP (FORMULATIONS §7, "schedule"): who runs after this decision, where, and
+whether a running job stays, moves or stops.
+
+Choices o of job j (`instance.Choices`): shape k_o × p_o on nodes of one type, configuration
+α_o, speed σ_o; a running job's `stay` choice is its current placement (GPUs g_jn on its nodes).
+Λ(α|β) = 1 − 1/CS(α|β) is the throughput configuration α loses next to β; C the cluster's GPUs.
+
+    v_o ∈ {0,1}   job j runs with choice o          w_on ∈ {0,1}  ... and uses node n
+    h_βn ∈ {0,1}  a job of configuration β is on n  d_αn ∈ {0,1}  two jobs of α are on n
+    P_αn ≥ 0      what configuration α loses on n   ℓ_j ≥ 0      what job j loses
+
+    Σ_{o∈j} v_o ≤ 1                 Σ_n w_on = k_o v_o (not stay)
+    Σ_o p_o w_on + Σ_{stay o} g_jn v_o ≤ G_n
+    h_βn ≥ w_on, h_βn ≥ v_o (stay on n)  for α_o = β
+    Σ_{α_o = α} (w_on | v_o) − 1 ≤ (m_αn − 1) d_αn
+    P_αn ≥ Λ(α|β) h_βn (β ≠ α),  P_αn ≥ Λ(α|α) d_αn
+    ℓ_j ≥ P_{α_o n} − Λ̄_α (1 − w_on)  (or 1 − v_o for a stay choice on n)
+
+    maximize (1/C) [W2 Σ_o π_j g_j σ_o v_o − W1 Σ_j g_j ℓ_j − W2 Σ_running g_j (τ/H)(1 − v_stay)]
+
+π_j is the job's priority weight per GPU (`priority`), τ/H the restart cost over the decision's
+horizon. A job's loss is its worst co-runner's (every P and ℓ sits at its maximum at an
+optimum, since W1 > 0 prices them); at W1 = 0 no contention row is written. Identical candidates
+start in order; a stay gets ε more than a move, so a free move is never made for nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from apportion.formulations.placement.schedule.instance import ScheduleInstance
+from apportion.solver.model import Block, Model, Sense, Take
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+#: What staying is worth over moving at no cost, per GPU (a tie-break, far below any gain).
+STAY_BONUS = 1e-4
+
+
+def matrix(
+    rows: IntArray, cols: IntArray, vals: ArrayLike, shape: tuple[int, int]
+) -> sp.coo_matrix:
+    """A sparse (rows × cols) block from coordinates, as the model stores it (built once per
+    call, so kept in coordinate form: no sorting)."""
+    data = np.broadcast_to(np.asarray(vals, dtype=float), np.shape(rows))
+    return sp.coo_matrix((data, (rows, cols)), shape=shape)
+
+
+@dataclass
+class Built:
+    """The model and the index arrays that explain its variables."""
+
+    model: Model
+    v: Block
+    w: Block
+    pair_choice: IntArray
+    pair_node: IntArray
+    fixed: BoolArray  # per choice: a stay the solution keeps for certain
+
+
+@dataclass
+class _Pieces:
+    """Every (choice, node) a job may hold: w pairs, then stay pieces (their v), with the
+    configuration, the column and the job of each; `fixed` pieces (a running job that cannot
+    move) are there whatever the solution."""
+
+    config: IntArray
+    node: IntArray
+    column: IntArray  # model column: a w pair's, or the stay choice's v
+    job: IntArray
+    fixed: BoolArray
+
+
+def build(inst: ScheduleInstance, w1: float, restart: float) -> Built:
+    model = Model("contention_placement")
+    ch = inst.choices
+    labels = [inst.job_ids[j] for j in inst.index]
+    # A stay is certain where moves are none, or for a pinned job that has no other choice.
+    sure = (inst.moves == "none") | (inst.pinned[ch.job] & (inst.moves != "migrate"))
+    fixed = ch.stay & sure
+    avail = inst.node_gpus.copy()  # what jobs that cannot move leave
+    for o in np.flatnonzero(fixed).tolist():
+        nodes, gpus = inst.held[int(ch.job[o])]
+        avail[nodes] -= gpus
+    eligible = (
+        ~ch.stay[:, None]
+        & (inst.node_type[None, :] == ch.gpu_type[:, None])
+        & (avail[None, :] >= ch.per_node[:, None])
+    )
+    fits = ch.stay | (eligible.sum(axis=1) >= ch.nodes)
+    eligible &= fits[:, None]
+    pair_choice, pair_node = np.nonzero(eligible)
+    v = model.add_variables(
+        "run",
+        ch.size,
+        lower=fixed.astype(float),
+        upper=fits.astype(float),
+        integer=True,
+        coords=(("job", Take(labels, ch.job)),),
+    )
+    w = model.add_variables(
+        "use",
+        pair_choice.size,
+        upper=1.0,
+        integer=True,
+        coords=(
+            ("job", Take(labels, ch.job[pair_choice])),
+            ("node", Take(inst.node_ids, pair_node)),
+        ),
+    )
+    built = Built(model, v, w, pair_choice, pair_node, fixed)
+    _placement_rows(inst, built)
+    loss = None
+    if w1 > 0 and inst.loss.size and float(inst.loss.max()) > 0:
+        loss = _loss_rows(inst, built, _pieces(inst, built))
+    _objective(inst, built, loss, w1, restart)
+    return built
+
+
+def _placement_rows(inst: ScheduleInstance, b: Built) -> None:
+    ch, model = inst.choices, b.model
+    n_pair, n_nodes = b.pair_choice.size, len(inst.node_ids)
+    model.add_constraints(
+        "run_once",
+        {b.v: matrix(ch.job, np.arange(ch.size), 1.0, (inst.size, ch.size))},
+        lower=inst.pinned.astype(float),
+        upper=1.0,
+    )
+    moving = np.flatnonzero(~ch.stay)
+    rows = np.searchsorted(moving, b.pair_choice)
+    model.add_constraints(
+        "shape",
+        {
+            b.w: matrix(rows, np.arange(n_pair), 1.0, (moving.size, n_pair)),
+            b.v: matrix(np.arange(moving.size), moving, -ch.nodes[moving], (moving.size, ch.size)),
+        },
+        lower=0.0,
+        upper=0.0,
+    )
+    use = ch.per_node[b.pair_choice]
+    terms = {b.w: matrix(b.pair_node, np.arange(n_pair), use, (n_nodes, n_pair))}
+    stay = np.flatnonzero(ch.stay)
+    if stay.size:
+        held = [inst.held[int(ch.job[o])] for o in stay.tolist()]
+        terms[b.v] = matrix(
+            np.concatenate([nodes for nodes, _ in held]),
+            np.repeat(stay, [nodes.size for nodes, _ in held]),
+            np.concatenate([gpus for _, gpus in held]).astype(float),
+            (n_nodes, ch.size),
+        )
+    model.add_constraints(
+        "capacity", terms, upper=inst.node_gpus.astype(float), coords=(("node", inst.node_ids),)
+    )
+    _symmetry_rows(inst, b)
+
+
+def _symmetry_rows(inst: ScheduleInstance, b: Built) -> None:
+    """Members of a group of identical candidates start in order."""
+    ch = inst.choices
+    first, second = [], []
+    for g in np.unique(inst.group).tolist():
+        members = np.flatnonzero(inst.group == g)
+        first.extend(members[:-1].tolist())
+        second.extend(members[1:].tolist())
+    if not first:
+        return
+    incidence = matrix(ch.job, np.arange(ch.size), 1.0, (inst.size, ch.size)).tocsr()
+    b.model.add_constraints(
+        "symmetry", {b.v: incidence[np.array(second)] - incidence[np.array(first)]}, upper=0.0
+    )
+
+
+def _pieces(inst: ScheduleInstance, b: Built) -> _Pieces:
+    ch = inst.choices
+    stay = np.flatnonzero(ch.stay)
+    nodes = [inst.held[int(ch.job[o])][0] for o in stay.tolist()]
+    counts = np.array([n.size for n in nodes], dtype=np.int64)
+    stay_choice = np.repeat(stay, counts)
+    stay_node = np.concatenate(nodes) if nodes else np.zeros(0, np.int64)
+    choice = np.concatenate([b.pair_choice, stay_choice])
+    return _Pieces(
+        config=ch.config[choice],
+        node=np.concatenate([b.pair_node, stay_node]).astype(np.int64),
+        column=np.concatenate([b.w.start + np.arange(b.pair_choice.size), b.v.start + stay_choice]),
+        job=ch.job[choice],
+        fixed=np.r_[np.zeros(b.pair_choice.size, bool), b.fixed[stay_choice]],
+    )
+
+
+def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
+    """Presence, pairs of one configuration, what each configuration loses per node, and each
+    job's loss (module docstring); returns ℓ. Pieces that are there whatever the solution enter
+    as constants: R_αn, what they make configuration α lose on n, bounds P_αn below."""
+    model, n_nodes = b.model, len(inst.node_ids)
+    loss = inst.loss
+    cell = pc.config * n_nodes + pc.node
+    target, at = np.unique(cell, return_inverse=True)
+    at = at.reshape(-1)
+    alpha, node = target // n_nodes, target % n_nodes
+    fixed_count = np.bincount(at[pc.fixed], minlength=target.size)
+    free_count = np.bincount(at[~pc.fixed], minlength=target.size)
+    floor = _floor(loss, alpha, node, fixed_count)
+    p = model.add_variables("loses", target.size, lower=floor)
+    live = np.flatnonzero(free_count > 0)  # cells a solution may fill or leave empty
+    if live.size:
+        h = model.add_variables("colocated", live.size, upper=1.0, integer=True)
+        mine = ~pc.fixed
+        rows = np.flatnonzero(mine)
+        model.add_constraints(
+            "present",
+            {
+                h: matrix(
+                    np.arange(rows.size), np.searchsorted(live, at[rows]), 1.0, (rows.size, h.size)
+                ),
+                **_columns(model, pc.column[rows], -1.0),
+            },
+            lower=0.0,
+        )
+        same = node[:, None] == node[live][None, :]
+        hurt = same & (alpha[:, None] != alpha[live][None, :])
+        hurt &= loss[alpha[:, None], alpha[live][None, :]] > floor[:, None]
+        ti, hi = np.nonzero(hurt)
+        model.add_constraints(
+            "loses_next_to",
+            {
+                p: matrix(np.arange(ti.size), ti, 1.0, (ti.size, p.size)),
+                h: matrix(
+                    np.arange(ti.size), hi, -loss[alpha[ti], alpha[live][hi]], (ti.size, h.size)
+                ),
+            },
+            lower=0.0,
+        )
+        _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss)
+    ell = model.add_variables("lost", inst.size, lower=0.0)
+    big = np.where(pc.fixed, 0.0, loss.max(axis=1)[pc.config])
+    n = cell.size
+    model.add_constraints(
+        "job_loses",
+        {
+            ell: matrix(np.arange(n), pc.job, 1.0, (n, ell.size)),
+            p: matrix(np.arange(n), at, -1.0, (n, p.size)),
+            **_columns(
+                model, pc.column[~pc.fixed], -big[~pc.fixed], np.flatnonzero(~pc.fixed), (n, 0)
+            ),
+        },
+        lower=-big,
+    )
+    return ell
+
+
+def _floor(loss: FloatArray, alpha: IntArray, node: IntArray, fixed_count: IntArray) -> FloatArray:
+    """R per (α, n) cell: the worst loss the fixed pieces on n impose on configuration α (two
+    fixed pieces of α itself count as a pair)."""
+    floor = np.zeros(alpha.size)
+    for i in np.flatnonzero(fixed_count > 0).tolist():
+        beta = alpha[i]
+        there = node == node[i]
+        hit = loss[alpha[there], beta]
+        if fixed_count[i] < 2:
+            hit = np.where(alpha[there] == beta, 0.0, hit)
+        floor[there] = np.maximum(floor[there], hit)
+    return floor
+
+
+def _twin_rows(
+    model: Model,
+    pc: _Pieces,
+    cells: tuple[IntArray, IntArray],
+    counts: tuple[IntArray, IntArray],
+    loses: tuple[Block, FloatArray],
+    loss: FloatArray,
+) -> None:
+    """d_αn = 1 when two pieces of α share n (counting fixed ones), where that hurts more than
+    the floor: Σ pieces − 1 ≤ (m − 1) d, P_αn ≥ Λ(α|α) d."""
+    at, alpha = cells
+    fixed_count, free_count = counts
+    p, floor = loses
+    twin = np.diag(loss)[alpha]
+    cand = np.flatnonzero((free_count > 0) & (fixed_count + free_count >= 2) & (fixed_count < 2))
+    cand = cand[twin[cand] > floor[cand]]
+    if not cand.size:
+        return
+    d = model.add_variables("colocated_twice", cand.size, upper=1.0, integer=True)
+    rows = np.flatnonzero(np.isin(at, cand) & ~pc.fixed)
+    total = fixed_count[cand] + free_count[cand]
+    model.add_constraints(
+        "twice",
+        {
+            d: sp.diags(-(total - 1.0)).tocoo(),
+            **_columns(
+                model, pc.column[rows], 1.0, np.searchsorted(cand, at[rows]), (cand.size, 0)
+            ),
+        },
+        upper=1.0 - fixed_count[cand],
+    )
+    model.add_constraints(
+        "loses_next_to_twin",
+        {
+            p: matrix(np.arange(cand.size), cand, 1.0, (cand.size, p.size)),
+            d: sp.diags(-twin[cand]).tocoo(),
+        },
+        lower=0.0,
+    )
+
+
+def _columns(
+    model: Model,
+    columns: IntArray,
+    values: float | FloatArray,
+    rows: IntArray | None = None,
+    shape: tuple[int, int] | None = None,
+) -> dict[Block, sp.coo_matrix]:
+    """A term per variable block for one entry (row i, column columns[i]) per row."""
+    rows = np.arange(columns.size) if rows is None else rows
+    n_rows = shape[0] if shape is not None else columns.size
+    values = np.broadcast_to(np.asarray(values, dtype=float), columns.shape)
+    out: dict[Block, sp.coo_matrix] = {}
+    for block in model.variables:
+        mine = (columns >= block.start) & (columns < block.start + block.size)
+        if mine.any():
+            out[block] = matrix(
+                rows[mine], columns[mine] - block.start, values[mine], (n_rows, block.size)
+            )
+    return out
+
+
+def _objective(
+    inst: ScheduleInstance, b: Built, loss: Block | None, w1: float, restart: float
+) -> None:
+    ch, total = inst.choices, float(inst.total_gpus)
+    w2 = 1.0 - w1
+    g = inst.demand[ch.job].astype(float)
+    value = w2 * inst.weight[ch.job] * g * ch.speed
+    stay_gain = np.where(ch.stay, w2 * g * (restart + STAY_BONUS), 0.0)
+    terms = {b.v: (value + stay_gain) / total}
+    offset = -float(stay_gain.sum()) / total
+    if loss is not None:
+        terms[loss] = -w1 * inst.demand.astype(float) / total
+    b.model.set_objective(terms, Sense.MAXIMIZE, offset=offset)
