@@ -76,6 +76,16 @@ ENTRIES: tuple[Entry, ...] = (
         "apportion.formulations.placement.policy",
         aliases=("deepshare", "contention"),
     ),
+    Entry(
+        "tiresias_las",
+        "apportion.formulations.tiresias.two_d_las",
+        aliases=("tiresias_l", "discretized_2d_las", "2d_las_exact"),
+    ),
+    Entry(
+        "tiresias_gittins",
+        "apportion.formulations.tiresias.two_d_gittins",
+        aliases=("tiresias_g", "discretized_2d_gittins", "2d_gittins"),
+    ),
 )
 
 DEFAULT_POLICY = "max_min_fairness"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from apportion.solver.snapshot.deadlines import DeadlineOption, JobClass
+from apportion.solver.snapshot.service import MAX_TENSORS
 from apportion.solver.snapshot.types import (
     Count,
     Finite,
@@ -88,6 +89,30 @@ class Job(Strict):
     )
     consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."
+    )
+    # Tiresias's part (`snapshot.service`): attained service, waiting, first start, skew.
+    attained_service: NonNegative | None = Field(
+        default=None,
+        description="GPU-seconds run (GPUs × seconds) since the job last entered the top "
+        "queue, at arrival or at a promotion (Tiresias); missing = 0.",
+    )
+    pending_seconds: NonNegative | None = Field(
+        default=None,
+        description="Seconds waited since the job first ran after it last entered the top "
+        "queue (Tiresias's δ_J, compared with PROMOTEKNOB × its run time); missing = 0.",
+    )
+    started_at: Finite | None = Field(
+        default=None,
+        description="When the job first ran (the clock of `now`); 2D-LAS serves a queue in "
+        "this order. Missing: it never ran.",
+    )
+    tensor_sizes: list[Positive] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_TENSORS,
+        description="Sizes of the model's tensors (one unit, e.g. MB): the skew (the largest "
+        "tensor's share) decides consolidation against `pack_limit`, and a parameter server "
+        "per worker gets them round-robin (TensorFlow's rule) for the network-load placement.",
     )
 
 
