@@ -81,6 +81,9 @@ class Answer:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0  # wall time of the call, as the caller saw it
     solver_seconds: float = 0.0  # what the policy reports as its own total
+    # Seconds after which the policy would decide otherwise with no job arriving or finishing
+    # (Tiresias: a queue demotion or promotion); None: not before the next event.
+    revisit_after: float | None = None
 
     @property
     def usable(self) -> bool:
@@ -96,6 +99,7 @@ class Answer:
             metrics={j.id: j.metrics for j in jobs if j.metrics},
             pairs=list(result.summary.get("pair_allocations", [])),
             solver_seconds=result.solver.total_seconds,
+            revisit_after=result.summary.get("revisit_after"),
         )
 
 

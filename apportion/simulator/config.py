@@ -12,10 +12,23 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-#: Policies enacted lease by lease (Chronus) and placement by placement (DeepShare); every other
-#: policy returns time fractions and is enacted round by round (Gavel).
+#: Policies enacted lease by lease (Chronus), placement by placement (DeepShare), and decision
+#: by decision with preemption (Tiresias); every other policy returns time fractions and is
+#: enacted round by round (Gavel).
 LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines"})
 PLACEMENT_POLICIES = frozenset({"contention_placement", "deepshare", "contention"})
+SCHEDULE_POLICIES = frozenset(
+    {
+        "tiresias_las",
+        "tiresias_l",
+        "discretized_2d_las",
+        "2d_las_exact",
+        "tiresias_gittins",
+        "tiresias_g",
+        "discretized_2d_gittins",
+        "2d_gittins",
+    }
+)
 
 
 class Mode(StrEnum):
@@ -23,6 +36,7 @@ class Mode(StrEnum):
     ROUNDS = "rounds"
     LEASES = "leases"
     PLACEMENT = "placement"
+    SCHEDULE = "schedule"
 
 
 #: Gavel's `minimum_time_between_allocation_resets`: seconds its scheduler waits after one
@@ -113,7 +127,10 @@ class SimConfig:
     - policy, options: an apportion policy (any name or alias of `solve policies`) or a
       baseline of `simulator.baselines`, with its options as for `solve`
     - mode: how decisions are enacted; `auto` picks leases for deadline admission, placement for
-      contention placement, rounds otherwise
+      contention placement, schedule for the Tiresias policies, rounds otherwise
+    - events: decisions also at every arrival and completion and when the policy's last answer
+      goes stale (`revisit_after`), whatever the mode: no round or lease boundary delays a
+      start (placement and schedule enactment are event-driven anyway)
     - round_rule, round_order: how a round serves the allocation (`mechanism.priority`): by
       default the deficit rule through Gavel's per-type queues, which on Gavel's physical trace
       and on Poisson traces of its job mix gave the lowest average JCT of the four combinations
@@ -131,6 +148,8 @@ class SimConfig:
     - entity_weights: entity → weight for hierarchical policies (1 for an entity not named)
     - job_series: also record every running job's progress in every interval
       (`SimulationResult.job_series`); off by default, as it grows with jobs × intervals
+    - snapshot_fields: fields added to every snapshot the policy is sent (e.g. Tiresias's
+      `service_distribution`)
     """
 
     policy: str = "max_min_fairness"
@@ -148,6 +167,8 @@ class SimConfig:
     entity_weights: Mapping[str, float] = field(default_factory=dict)
     seed: int = 0
     job_series: bool = False
+    events: bool = False
+    snapshot_fields: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
@@ -176,6 +197,8 @@ class SimConfig:
             return Mode.LEASES
         if self.policy in PLACEMENT_POLICIES:
             return Mode.PLACEMENT
+        if self.policy in SCHEDULE_POLICIES:
+            return Mode.SCHEDULE
         return Mode.ROUNDS
 
     def resolve_for(self, baseline: bool) -> Resolve:
@@ -199,4 +222,5 @@ class SimConfig:
             "preemption_seconds": self.preemption_seconds,
             "http": self.http,
             "seed": self.seed,
+            "events": self.events,
         }

@@ -1,5 +1,5 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, and heterogeneity-agnostic variants: `max_min_agnostic` and
+`simulator.baselines`, YARN-CS (`simulator.yarn`), and heterogeneity-agnostic variants: `max_min_agnostic` and
 `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
 job at its mean speed over the cluster's GPUs of the types it can use) and
 `finish_time_fairness_agnostic` (the policy shown every job at that one speed, see
@@ -25,9 +25,15 @@ TYPE_BLIND: dict[str, str] = {
 }
 
 
+#: Baselines that place gangs on nodes themselves.
+NODE_BASELINES = ("yarn_cs",)
+
+
 def check_policy(name: str) -> None:
     """Raises ValueError naming the choices when nothing knows `name`."""
     if name in KEYS or name in ALIASES or name in VARIANTS or name in TYPE_BLIND:
+        return
+    if name in NODE_BASELINES:
         return
     from apportion.solver.registry import find_policy
 
@@ -40,6 +46,10 @@ def make_decider(name: str, options: Mapping[str, Any], http: str | None = None)
     check_policy(name)
     if name in KEYS or name in ALIASES:
         return Baseline(name, options)
+    if name in NODE_BASELINES:
+        from apportion.simulator.yarn import YarnCapacity
+
+        return YarnCapacity(name, options)
     if name in VARIANTS:
         policy, fixed = VARIANTS[name]
         return ApportionPolicy(policy, {**fixed, **options}, http)
@@ -51,4 +61,4 @@ def make_decider(name: str, options: Mapping[str, Any], http: str | None = None)
 def policy_names() -> tuple[str, ...]:
     from apportion.solver.registry import NAMES
 
-    return (*NAMES, *KEYS, *VARIANTS, *TYPE_BLIND)
+    return (*NAMES, *KEYS, *NODE_BASELINES, *VARIANTS, *TYPE_BLIND)

@@ -7,7 +7,8 @@
 2. Admitted running jobs keep their GPUs; admitted waiting jobs are placed in serving order
    (`placing`): a sensitive one on the fewest nodes or not at all (its GPUs then stay for
    others), the rest into the smallest holes.
-3. Waiting jobs not started yet take, in serving order, whatever still fits them.
+3. In serving order, whatever still fits: a running job step 1 stopped keeps its GPUs if they
+   are still free, a waiting job not started takes what fits it.
 
 With a preemption cap, the highest-priority running jobs that step 1 would stop beyond the cap
 keep their GPUs instead (admitted ahead of everyone), and step 1 runs again.
@@ -45,16 +46,27 @@ def greedy(inst: Instance, order: IntArray, max_preemptions: int | None) -> Deci
     if max_preemptions is not None and stopped.size > max_preemptions:
         forced[stopped[: stopped.size - max_preemptions]] = True
         admitted = _by_count(inst, order, forced)
-    kept = inst.running & admitted
-    decision = Decision(kept)
-    free = node_free(inst, kept)
+    decision = Decision(inst.running & admitted)
+    free = node_free(inst, decision.kept)
     waiting = order[~inst.running[order]]
-    for j in [*waiting[admitted[waiting]].tolist(), *waiting[~admitted[waiting]].tolist()]:
-        placed = place_one(inst, free, j)
-        if placed is not None:
-            decision.started[j] = placed
-            take(free, placed[1])
+    for j in waiting[admitted[waiting]].tolist():
+        _start(inst, decision, free, j)
+    for j in order[~admitted[order]].tolist():
+        if not inst.running[j]:
+            _start(inst, decision, free, j)
+            continue
+        row = inst.held[j]
+        if (free[row.indices] >= row.data).all():
+            decision.kept[j] = True
+            free[row.indices] -= row.data
     return decision
+
+
+def _start(inst: Instance, decision: Decision, free: IntArray, j: int) -> None:
+    placed = place_one(inst, free, j)
+    if placed is not None:
+        decision.started[j] = placed
+        take(free, placed[1])
 
 
 def _by_count(inst: Instance, order: IntArray, forced: BoolArray) -> BoolArray:

@@ -2,7 +2,9 @@
 
 - `rounds` (Gavel): time fractions through the round mechanism, one round at a time;
 - `leases` (Chronus): deadline admission lease by lease, with guarantees carried over;
-- `placement` (DeepShare): event-driven starts on nodes, with contention slowdown.
+- `placement` (DeepShare): event-driven starts on nodes, with contention slowdown;
+- `schedule` (Tiresias): event-driven, the policy names every job that runs and its nodes;
+  a running job it leaves out is preempted.
 
 Each enactor answers `decide(now, solve) -> Running` (who runs from `now`, where, how fast),
 `length(now)` (when its decision expires) and `after(step, running)` (bookkeeping once time has
@@ -18,7 +20,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from apportion.simulator.clients import Decider
-from apportion.simulator.config import Mode, SimConfig
+from apportion.simulator.config import SCHEDULE_POLICIES, Mode, SimConfig
 from apportion.simulator.enact.common import CallLog, Holdings
 from apportion.simulator.state import JobTable, Running, Step
 
@@ -39,11 +41,14 @@ class Enactor(Protocol):
 
 def policy_options(config: SimConfig, baseline: bool) -> dict[str, object]:
     """The options the simulated policy is called with: the configuration's, plus what an
-    enactment mode tells its policy (a lease policy estimates its leases with the checkpoint
-    cost the simulation charges, unless told otherwise)."""
+    enactment mode tells its policy (a lease policy estimates its leases, and a Tiresias
+    policy weighs its preemptions, with the checkpoint cost the simulation charges, unless
+    told otherwise)."""
     options = dict(config.options)
     if config.enactment == Mode.LEASES and "overhead_seconds" not in options and not baseline:
         options["overhead_seconds"] = config.preemption_seconds
+    if config.policy in SCHEDULE_POLICIES and "preemption_cost" not in options:
+        options["preemption_cost"] = config.preemption_seconds
     return options
 
 
@@ -57,6 +62,10 @@ def make_enactor(table: JobTable, decider: Decider, config: SimConfig) -> Enacto
         from apportion.simulator.enact.placement import PlacementEnactor
 
         return PlacementEnactor(table, decider, config)
+    if mode == Mode.SCHEDULE:
+        from apportion.simulator.enact.schedule import ScheduleEnactor
+
+        return ScheduleEnactor(table, decider, config)
     from apportion.simulator.enact.rounds import RoundsEnactor
 
     return RoundsEnactor(table, decider, config)
