@@ -1,5 +1,6 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, YARN-CS (`simulator.yarn`), and heterogeneity-agnostic variants: `max_min_agnostic` and
+`simulator.baselines`, YARN-CS (`simulator.yarn`), and heterogeneity-agnostic variants:
+`max_min_agnostic` and
 `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
 job at its mean speed over the cluster's GPUs of the types it can use) and
 `finish_time_fairness_agnostic` (the policy shown every job at that one speed, see

@@ -105,7 +105,7 @@ def with_spread_slowdown(
             jobs.append(job)
             continue
         fewest = -(-g // gpus_per_node)
-        ((kind, speed),) = job.throughput.items()
+        ((_, speed),) = job.throughput.items()
         spread = {n: speed / slowdown for n in range(fewest + 1, g + 1)}
         jobs.append(replace(job, placement_throughput={fewest: speed, **spread}))
     return replace(trace, jobs=tuple(jobs))

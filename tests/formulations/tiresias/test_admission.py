@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from apportion import solve
-from tests.formulations.tiresias.brute import best, fewest, ranks, random_snapshot, score
+from tests.formulations.tiresias.brute import best, fewest, random_snapshot, ranks, score
 
 LIMITS = [100.0, 300.0]
 

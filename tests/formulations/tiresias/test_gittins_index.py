@@ -60,9 +60,7 @@ def test_fixed_quantum_matches_the_definition(seed: int) -> None:
     weights = [rng.randint(1, 4) for _ in range(size)]
     dist = Distribution.of(np.array(values, float), np.array(weights, float))
     cases = [(Fraction(rng.randint(0, 10)), Fraction(rng.randint(1, 24), 2)) for _ in range(6)]
-    got = dist.index(
-        np.array([float(a) for a, _ in cases]), np.array([float(d) for _, d in cases])
-    )
+    got = dist.index(np.array([float(a) for a, _ in cases]), np.array([float(d) for _, d in cases]))
     want = [float(direct(values, weights, a, d)) for a, d in cases]
     assert got == pytest.approx(want, rel=1e-12)
 
