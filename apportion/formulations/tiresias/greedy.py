@@ -55,10 +55,10 @@ def greedy(inst: Instance, order: IntArray, max_preemptions: int | None) -> Deci
         if not inst.running[j]:
             _start(inst, decision, free, j)
             continue
-        row = inst.held[j]
-        if (free[row.indices] >= row.data).all():
+        nodes, gpus = inst.holding(j)
+        if (free[nodes] >= gpus).all():
             decision.kept[j] = True
-            free[row.indices] -= row.data
+            free[nodes] -= gpus
     return decision
 
 

@@ -51,6 +51,11 @@ class Instance:
         """GPUs per node that no running job holds."""
         return self.node_gpus - np.asarray(self.held.sum(axis=0)).ravel().astype(np.int64)
 
+    def holding(self, j: int) -> tuple[IntArray, IntArray]:
+        """The nodes running job j holds GPUs on, and how many on each."""
+        lo, hi = self.held.indptr[j], self.held.indptr[j + 1]
+        return self.held.indices[lo:hi], self.held.data[lo:hi]
+
     @property
     def type_gpus(self) -> IntArray:
         return np.bincount(self.node_type, self.node_gpus, len(self.type_names)).astype(np.int64)
@@ -120,7 +125,9 @@ def _held(snapshot: Snapshot, index: dict[str, int]) -> sp.csr_matrix:
             cols.append(index[node])
             gpus.append(count)
     shape = (len(snapshot.jobs), len(index))
-    return sp.csr_matrix((np.array(gpus, dtype=np.int64), (rows, cols)), shape=shape)
+    held = sp.csr_matrix((np.array(gpus, dtype=np.int64), (rows, cols)), shape=shape)
+    held.sum_duplicates()
+    return held
 
 
 def _fewest(gang: IntArray, node_gpus: IntArray, kind: IntArray, types: int) -> IntArray:

@@ -72,7 +72,7 @@ def outcome_from(
         OBJECTIVE,
         allocation,
         reasons,
-        job_metrics=_metrics(inst, queues, d, {j: c for j, (c, _) in codes.items()}),
+        job_metrics=_metrics(inst, queues, d, placements, {j: c for j, (c, _) in codes.items()}),
         summary=_summary(inst, queues, d, r),
         placements=placements,
         mip_gap=r.gap,
@@ -81,17 +81,21 @@ def outcome_from(
 
 def _placements(inst: Instance, d: Decision) -> dict[int, dict[str, int]]:
     out: dict[int, dict[str, int]] = {}
-    held = inst.held.tocsr()
+    ids = inst.node_ids
     for j in np.flatnonzero(d.kept).tolist():
-        row = held[j]
-        out[j] = {inst.node_ids[n]: int(g) for n, g in zip(row.indices, row.data, strict=True)}
+        nodes, gpus = inst.holding(j)
+        out[j] = {ids[n]: g for n, g in zip(nodes.tolist(), gpus.tolist(), strict=True)}
     for j, (_, pieces) in d.started.items():
         out[j] = {inst.node_ids[n]: g for n, g in sorted(pieces.items())}
     return out
 
 
 def _metrics(
-    inst: Instance, queues: Queues, d: Decision, codes: dict[int, str]
+    inst: Instance,
+    queues: Queues,
+    d: Decision,
+    placements: dict[int, dict[str, int]],
+    codes: dict[int, str],
 ) -> dict[str, np.ndarray]:
     m = inst.num_jobs
     state = np.full(m, "waiting", dtype=object)
@@ -103,7 +107,7 @@ def _metrics(
     for j, c in codes.items():
         code[j] = c
     nodes = np.full(m, np.nan)
-    for j, p in _placements(inst, d).items():
+    for j, p in placements.items():
         nodes[j] = len(p)
     return {
         "state": state,
