@@ -96,3 +96,60 @@ def thin_philly(
         writer.writeheader()
         writer.writerows(kept)
     return len(kept)
+
+
+#: Gang sizes of the Philly MIX2 trace (Chronus artifact): how many of its jobs ask for each.
+PHILLY_GANGS = {1: 28243, 2: 219, 4: 1246, 8: 919, 16: 105, 32: 9}
+
+
+def busy_cluster(
+    seed: int = 0,
+    shape: tuple[int, int] = N256G8,
+    fill: float = 0.8,
+    new_job: tuple[int, str] = (32, "vgg16"),
+) -> dict[str, Any]:
+    """A snapshot of a cluster `fill` busy with running jobs, and one job to place.
+
+    Running jobs draw their GPUs from Philly's gang sizes and their model from Tiresias's nine,
+    each on GPUs picked at random among the free ones (a scheduler that counts GPUs and does not
+    consolidate, as Tiresias's simulator's `count` scheme), until `fill` of the GPUs are held:
+    nodes carry the network traffic of spread jobs, and few are wholly free. The job to place
+    has `new_job` = (GPUs, model)."""
+    import numpy as np
+
+    nodes, per = shape
+    rng = np.random.default_rng(seed)
+    sizes = np.array(list(PHILLY_GANGS))
+    weights = np.array(list(PHILLY_GANGS.values()), dtype=float)
+    names = model_names()
+    free = np.full(nodes, per)
+    jobs: list[dict[str, Any]] = []
+    while free.sum() > (1 - fill) * nodes * per:
+        gang = int(rng.choice(sizes, p=weights / weights.sum()))
+        if gang > free.sum():
+            continue
+        picked = rng.choice(np.repeat(np.arange(nodes), free), size=gang, replace=False)
+        where, count = np.unique(picked, return_counts=True)
+        free[where] -= count
+        model = names[int(rng.integers(len(names)))]
+        jobs.append(
+            {
+                "id": f"running-{len(jobs)}",
+                "scale_factor": gang,
+                "throughput": {"gpu": 1.0},
+                "placement": {f"n{n}": int(c) for n, c in zip(where, count, strict=True)},
+                "tensor_sizes": list(tensor_sizes(model) or ()),
+                "workload_class": model,
+            }
+        )
+    gpus, model = new_job
+    jobs.append(
+        {
+            "id": "new",
+            "scale_factor": gpus,
+            "throughput": {"gpu": 1.0},
+            "tensor_sizes": list(tensor_sizes(model) or ()),
+            "workload_class": model,
+        }
+    )
+    return {"nodes": [{"id": f"n{i}", "gpus": per} for i in range(nodes)], "jobs": jobs}

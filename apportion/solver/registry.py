@@ -86,6 +86,11 @@ ENTRIES: tuple[Entry, ...] = (
         "apportion.formulations.tiresias.two_d_gittins",
         aliases=("tiresias_g", "discretized_2d_gittins", "2d_gittins"),
     ),
+    Entry(
+        "network_load_placement",
+        "apportion.formulations.tiresias.network_load",
+        aliases=("min_max_network_load", "tiresias_placement"),
+    ),
 )
 
 DEFAULT_POLICY = "max_min_fairness"

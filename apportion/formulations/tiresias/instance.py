@@ -40,6 +40,7 @@ class Instance:
     sensitive: BoolArray  # consolidated: gang ≥ 2 and consolidate or skewed
     skew: FloatArray  # largest tensor's share of the model, NaN without tensor sizes
     cost: FloatArray  # GPU-seconds lost if stopped (0 for waiting jobs)
+    tensors: list[FloatArray | None] = field(default_factory=list)  # tensor sizes, per job
     reasons: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -112,6 +113,7 @@ def build_instance(snapshot: Snapshot, pack_limit: float, preemption_cost: float
         sensitive=sensitive,
         skew=skew,
         cost=np.where(running, own.reshape(-1) * gang, 0.0),
+        tensors=[None if not job.tensor_sizes else np.array(job.tensor_sizes) for job in jobs],
     )
     _explain_unusable(inst, thr.reshape(len(jobs), -1))
     return inst

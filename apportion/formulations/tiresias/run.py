@@ -10,6 +10,7 @@ import numpy as np
 from apportion.formulations.tiresias.greedy import greedy
 from apportion.formulations.tiresias.instance import FloatArray, IntArray, build_instance
 from apportion.formulations.tiresias.levels import Solved, admit
+from apportion.formulations.tiresias.netplace import place_in_turn, regroup, with_network
 from apportion.formulations.tiresias.options import TiresiasOptions
 from apportion.formulations.tiresias.queues import (
     Queues,
@@ -62,6 +63,12 @@ def run_tiresias(
     else:
         solved = Solved(start, Status.OPTIMAL, levels=["greedy"])
     decision = solved.decision
+    network = None
+    if options.placement == "network_load":
+        spread = [j for j in order.tolist() if j in decision.started and not inst.sensitive[j]]
+        spread = [j for j in spread if inst.gang[j] >= 2]
+        decision, kind = regroup(decision, spread)
+        network = place_in_turn(inst, decision, spread, ctx, kind)
     revisit = revisit_after(queues, decision.runs, gang, pending, limits, options.promote_knob)
     report = Report(
         solved.status,
@@ -72,7 +79,9 @@ def run_tiresias(
         gap=solved.gap,
     )
     outcome = outcome_from(inst, problem, queues, decision, report)
-    return outcome.but(solution=solved.solution) if solved.solution is not None else outcome
+    if solved.solution is not None:
+        outcome = outcome.but(solution=solved.solution)
+    return outcome if network is None else with_network(outcome, network)
 
 
 def _column(values: list[float | None], missing: float) -> FloatArray:
