@@ -86,6 +86,8 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
             preemption_seconds=args.preemption_seconds,
             http=args.http,
             max_time=args.max_time,
+            events=args.events,
+            snapshot_fields=_service_distribution(args.service_distribution),
         )
         trace = TraceSpec(
             args.kind,
@@ -105,6 +107,21 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
         return SweepSpec(policies, (trace,), seeds, loads, config).runs()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _service_distribution(source: str | None) -> dict[str, Any]:
+    """`--service-distribution`: the snapshot field Tiresias's 2D-Gittins reads."""
+    if source is None:
+        return {}
+    from apportion.refdata.tiresias import YARN_SAMPLES, yarn_distribution
+
+    path = YARN_SAMPLES if source == "yarn" else Path(source)
+    if not path.exists():
+        raise ValueError(f"--service-distribution: {source}: no such file (or say yarn)")
+    try:
+        return {"service_distribution": yarn_distribution(path)}
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"--service-distribution: {source}: not a CSV of durations ({exc})")
 
 
 def _listed(text: str, kind: type[Any], flag: str) -> list[Any]:

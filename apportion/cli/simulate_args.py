@@ -8,7 +8,7 @@ from typing import Any
 
 from apportion.simulator.kinds import KINDS, NAMES
 
-MODES = ("auto", "rounds", "leases", "placement")
+MODES = ("auto", "rounds", "leases", "placement", "schedule")
 
 DESCRIPTION = """Replay a job trace under a policy and report job completion times, deadlines
 met, utilization and policy time.
@@ -17,6 +17,8 @@ met, utilization and policy time.
   solve simulate poisson 4 --jobs 1000 --policy max_min_fairness,max_min_agnostic --seed 0,1
   solve simulate chronus --policy deadline_admission --lease-seconds 1200
   solve simulate deepshare --policy contention_placement -o w1=0.7 --output records.csv
+  solve simulate philly --load 1.25 --policy yarn_cs,tiresias_las --mode schedule \
+        --preemption-seconds 62
 
 SOURCE is a trace file (bundled defaults when left out) or, for poisson, the arrival rate in
 jobs per hour. Several policies, seeds or loads (comma-separated) make a sweep, run in a
@@ -48,7 +50,7 @@ def _policy(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--policy",
         default="max_min_fairness",
-        help="apportion policy or baseline (srtf, las, 2d_las, edf, fifo_baseline, "
+        help="apportion policy or baseline (srtf, las, 2d_las, edf, fifo_baseline, yarn_cs, "
         "max_min_agnostic); comma-separated for a sweep.",
     )
     command.add_argument(
@@ -99,6 +101,18 @@ def _timing(command: argparse.ArgumentParser) -> None:
         help="Seconds a job loses each time it moves to other GPUs.",
     )
     command.add_argument("--max-time", type=float, help="Stop at this simulated second.")
+    command.add_argument(
+        "--events",
+        action="store_true",
+        help="Event-driven in any mode: decide at every arrival, completion and queue change, "
+        "not only at round or lease boundaries.",
+    )
+    command.add_argument(
+        "--service-distribution",
+        metavar="yarn|FILE",
+        help="Past jobs' GPU-seconds for tiresias_gittins: yarn (Tiresias's 10,000 YARN "
+        "samples) or a CSV with a `duration` column.",
+    )
 
 
 def _trace(command: argparse.ArgumentParser) -> None:

@@ -43,14 +43,15 @@ def admit(
     ctx: SolveContext,
 ) -> Solved:
     jobs = np.flatnonzero(inst.schedulable)
-    cols = build(inst, jobs, max_preemptions)
     best = start
     out = Solved(start, Status.OPTIMAL)
-    for name, weights, settled in _levels(inst, queues, jobs):
-        cost = np.asarray(cols.runs.T @ weights).ravel() if weights is not None else None
-        if cost is None:  # the preemption level weighs the keep columns directly
-            cost = np.zeros(cols.model.num_cols)
-            cost[cols.keep.span] = np.ceil(inst.cost[cols.keep_job])
+    stages = _stages(list(_levels(inst, queues, jobs)))
+    if all(settled(start) for _, _, settled in stages):
+        out.levels = [f"{name}: settled" for name, _, _ in stages]
+        return out
+    cols = build(inst, jobs, max_preemptions)
+    for name, weights, settled in stages:
+        cost = np.asarray(cols.runs.T @ weights).ravel()
         reached = float(cost @ cols.start_point(inst, best)[1])
         if settled(best):
             out.levels.append(f"{name}: settled")
@@ -82,24 +83,68 @@ def _split(cols: Columns, vector: FloatArray) -> dict[Block, FloatArray]:
     return {b: vector[b.span] for b in cols.model.variables if b.size}
 
 
-Level = tuple[str, FloatArray | None, Callable[[Decision], bool]]
+#: (name, whole-number weight per job on its run indicator, whether a decision already
+#: reaches the level's optimum).
+Level = tuple[str, FloatArray, Callable[[Decision], bool]]
+#: Levels are merged into one objective while its largest value stays below this: whole
+#: numbers that size are exact in the solver's arithmetic and its zero gap.
+MERGE_LIMIT = 1e6
 
 
 def _levels(inst: Instance, queues: Queues, jobs: IntArray) -> Iterator[Level]:
-    """(name, weights per job or None for the preemption level, whether a decision is
-    already optimal for it without a solve)."""
     queue = queues.queue
     for q in range(queues.count):
         member = np.zeros(inst.num_jobs)
         member[jobs[queue[jobs] == q]] = 1.0
         if member.any():
             yield f"queue_{q + 1}", member, _all_of(member)
-    if (inst.cost[jobs] > 0).any():
-        yield "preemption", None, lambda d: not (inst.running & ~d.kept)[jobs].any()
+    paid = np.ceil(np.where(inst.running, inst.cost, 0.0))
+    paid[np.setdiff1d(np.arange(inst.num_jobs), jobs)] = 0.0
+    if paid.any():
+        # Keeping a job saves its cost: maximize Σ c_r x_r. Divided by the costs' greatest
+        # common divisor, the same optimum with smaller numbers.
+        unit = float(np.gcd.reduce(paid[paid > 0].astype(np.int64)))
+        yield "preemption", paid / unit, lambda d: not (inst.running & ~d.kept)[jobs].any()
     size = np.bincount(queue[jobs], minlength=queues.count)
     weight = np.zeros(inst.num_jobs)
     weight[jobs] = size[queue[jobs]] - queues.rank[jobs]
     yield "priority", weight, lambda d: bool(d.runs[jobs].all())
+
+
+def _stages(levels: list[Level]) -> list[Level]:
+    """Consecutive levels merged into one weighted objective while it stays exact: a level
+    is weighted by one more than the most every later level of its stage can add."""
+    stages: list[Level] = []
+    group: list[Level] = []
+    for level in [*levels, ("", np.zeros(0), lambda d: True)]:
+        trial = [*group, level]
+        if level[0] and _magnitude(trial) <= MERGE_LIMIT:
+            group = trial
+            continue
+        if group:
+            stages.append(_merge(group))
+        group = [level]
+    return stages
+
+
+def _scales(group: list[Level]) -> list[float]:
+    scales = [1.0]
+    for _, weights, _ in reversed(group[1:]):
+        scales.insert(0, scales[0] * (float(weights.sum()) + 1.0))
+    return scales
+
+
+def _magnitude(group: list[Level]) -> float:
+    return sum(s * float(w.sum()) for s, (_, w, _) in zip(_scales(group), group, strict=True))
+
+
+def _merge(group: list[Level]) -> Level:
+    if len(group) == 1:
+        return group[0]
+    weights = sum(s * w for s, (_, w, _) in zip(_scales(group), group, strict=True))
+    checks = [settled for _, _, settled in group]
+    name = "+".join(name for name, _, _ in group)
+    return name, np.asarray(weights, dtype=float), lambda d: all(c(d) for c in checks)
 
 
 def _all_of(member: FloatArray) -> Callable[[Decision], bool]:

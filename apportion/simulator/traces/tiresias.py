@@ -84,8 +84,6 @@ def from_spec(spec: TraceSpec) -> Trace:
 #: How much faster a skewed model ran on the fewest machines than placed at random (§5.2).
 SPREAD_SLOWDOWN = 1.67
 PACK_LIMIT = 0.5
-#: The Philly setup: Tiresias's `n32g4` cluster (128 GPUs in 4-GPU nodes).
-PHILLY_NODES, PHILLY_GPUS_PER_NODE = 32, 4
 
 
 def with_spread_slowdown(
@@ -109,21 +107,3 @@ def with_spread_slowdown(
         spread = {n: speed / slowdown for n in range(fewest + 1, g + 1)}
         jobs.append(replace(job, placement_throughput={fewest: speed, **spread}))
     return replace(trace, jobs=tuple(jobs))
-
-
-def philly_setup(load: float | None = None, slowdown: float = SPREAD_SLOWDOWN) -> Trace:
-    """Three days of Philly (the Chronus artifact's MIX2, thinned to 128/960 of its jobs:
-    `refdata.tiresias.PHILLY_SAMPLE`) on `n32g4`, arrivals `load` times as dense, with the
-    slowdown model."""
-    from apportion.refdata.tiresias import PHILLY_SAMPLE
-    from apportion.simulator.sources import TraceSpec
-
-    gpus = PHILLY_NODES * PHILLY_GPUS_PER_NODE
-    spec = TraceSpec(
-        "chronus",
-        str(PHILLY_SAMPLE),
-        load=load,
-        cluster={DEFAULT_GPU_TYPE: gpus},
-        gpus_per_node=PHILLY_GPUS_PER_NODE,
-    )
-    return with_spread_slowdown(spec.load_trace(), PHILLY_GPUS_PER_NODE, slowdown)
