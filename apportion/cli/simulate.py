@@ -121,7 +121,8 @@ def _service_distribution(source: str | None) -> dict[str, Any]:
     try:
         return {"service_distribution": yarn_distribution(path)}
     except (KeyError, ValueError) as exc:
-        raise ValueError(f"--service-distribution: {source}: not a CSV of durations ({exc})")
+        problem = f"--service-distribution: {source}: not a CSV of durations ({exc})"
+        raise ValueError(problem) from None
 
 
 def _listed(text: str, kind: type[Any], flag: str) -> list[Any]:

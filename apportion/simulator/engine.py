@@ -126,8 +126,8 @@ class Engine:
             return False
         if self.enactor.event_driven:
             return True
-        self.boundaries += 1
-        return (self.boundaries - 1) % every == 0
+        self.boundaries += 1  # the first decision, at 0, is the 0th
+        return self.boundaries % every == 0
 
     def _end(self, now: float, running: Running, solved: bool) -> float | None:
         """When this decision expires: its round or lease, or event-driven the next arrival,
