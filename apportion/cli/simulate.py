@@ -178,6 +178,8 @@ def _config(args: argparse.Namespace) -> SimConfig:
         contention=Contention(args.contention),
         http=args.http,
         max_time=args.max_time,
+        events=args.events,
+        snapshot_fields=_service_distribution(args.service_distribution),
     )
 
 
@@ -196,6 +198,22 @@ def _throughputs(path: Path | None) -> str | None:
     if path is not None and not path.is_file():
         raise ValueError(f"--throughputs {path}: no such file")
     return None if path is None else str(path)
+
+
+def _service_distribution(source: str | None) -> dict[str, Any]:
+    """`--service-distribution`: the snapshot field Tiresias's 2D-Gittins reads."""
+    if source is None:
+        return {}
+    from apportion.refdata.tiresias import YARN_SAMPLES, yarn_distribution
+
+    path = YARN_SAMPLES if source == "yarn" else Path(source)
+    if not path.exists():
+        raise ValueError(f"--service-distribution: {source}: no such file (or say yarn)")
+    try:
+        return {"service_distribution": yarn_distribution(path)}
+    except (KeyError, ValueError) as exc:
+        problem = f"--service-distribution: {source}: not a CSV of durations ({exc})"
+        raise ValueError(problem) from None
 
 
 def _listed(text: str, kind: type[Any], flag: str) -> list[Any]:

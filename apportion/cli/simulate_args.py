@@ -9,7 +9,7 @@ from typing import Any
 from apportion.simulator.config import SimConfig
 from apportion.simulator.kinds import KINDS, NAMES
 
-MODES = ("auto", "rounds", "leases", "placement")
+MODES = ("auto", "rounds", "leases", "placement", "schedule")
 
 DESCRIPTION = """Replay a job trace under a policy and report job completion times, deadlines
 met, utilization and policy time.
@@ -20,6 +20,8 @@ met, utilization and policy time.
   solve simulate chronus --policy deadline_admission,chronus_one_by_one,edf,srtf --mode leases \
       --overhead chronus --cluster gpu=16 --gpus-per-node 8 --load 3.5
   solve simulate deepshare --policy contention_placement -o w1=0.7 --output records.csv
+  solve simulate philly --load 1.25 --policy yarn_cs,tiresias_las --mode schedule \
+        --preemption-seconds 62
 
 SOURCE is a trace file (bundled defaults when left out) or, for poisson, the arrival rate in
 jobs per hour. Several policies, seeds or loads (comma-separated) make a sweep, run in a
@@ -66,7 +68,7 @@ def _policy(command: argparse.ArgumentParser) -> None:
         default="max_min_fairness",
         help="apportion policy (or an alias, or Gavel's name: max_min_fairness_perf, "
         "max_min_fairness_packed, ...; `solve policies` lists them) or baseline (srtf, las, "
-        "2d_las, edf, fifo_baseline, max_min_agnostic); comma-separated for a sweep.",
+        "2d_las, edf, fifo_baseline, yarn_cs, max_min_agnostic); comma-separated for a sweep.",
     )
     command.add_argument(
         "-o",
@@ -137,6 +139,18 @@ def _timing(command: argparse.ArgumentParser) -> None:
         help="How co-runners slow a job (traces with a contention table): its worst co-runner "
         "now (current), or DeepShare's simulator (reference: ratios floored at 0.35 that never "
         "recover while the job runs).",
+    )
+    command.add_argument(
+        "--events",
+        action="store_true",
+        help="Event-driven in any mode: decide at every arrival, completion and queue change, "
+        "not only at round or lease boundaries.",
+    )
+    command.add_argument(
+        "--service-distribution",
+        metavar="yarn|FILE",
+        help="Past jobs' GPU-seconds for tiresias_gittins: yarn (Tiresias's 10,000 YARN "
+        "samples) or a CSV with a `duration` column.",
     )
 
 

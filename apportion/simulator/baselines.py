@@ -72,6 +72,20 @@ def _two_d_las(table: JobTable, jobs: IntArray, options: Mapping[str, Any]) -> F
     return key
 
 
+def _next_demotion(
+    table: JobTable, allocation: Mapping[str, Any], options: Mapping[str, Any]
+) -> float | None:
+    """Seconds until a job that runs reaches its queue's limit (event-driven runs decide again
+    then, as Tiresias's simulator does)."""
+    jobs = np.array([table.index[i] for i in allocation], dtype=np.int64)
+    limits = np.asarray(options.get("thresholds", DEFAULT_THRESHOLDS), dtype=float)
+    attained = table.gpu_seconds[jobs]
+    queue = np.searchsorted(limits, attained, side="right")
+    below = queue < limits.size
+    left = (limits[queue[below]] - attained[below]) / table.scale[jobs[below]]
+    return float(left.min()) if left.size else None
+
+
 def _edf(table: JobTable, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
     first = [job.deadlines[0].time if job.deadlines else np.inf for job in table.trace.jobs]
     return np.asarray(first, dtype=float)[jobs]
@@ -115,6 +129,8 @@ class Baseline:
             allocation=greedy(table, order, request.free),
             order=[ids[j] for j in order.tolist()],
         )
+        if self.name == "2d_las":
+            answer.revisit_after = _next_demotion(table, answer.allocation, self.options)
         answer.seconds = answer.solver_seconds = time.perf_counter() - started
         return answer
 

@@ -100,6 +100,9 @@ class Answer:
     termination: str = ""  # why the solver stopped (`time_limit` when a call hit its limit)
     seconds: float = 0.0  # wall time of the call, as the caller saw it
     solver_seconds: float = 0.0  # what the policy reports as its own total
+    # Seconds after which the policy would decide otherwise with no job arriving or finishing
+    # (Tiresias: a queue demotion or promotion); None: not before the next event.
+    revisit_after: float | None = None
 
     @property
     def usable(self) -> bool:
@@ -116,6 +119,7 @@ class Answer:
             pairs=list(result.summary.get("pair_allocations", [])),
             termination=result.termination.value,
             solver_seconds=result.solver.total_seconds,
+            revisit_after=result.summary.get("revisit_after"),
         )
 
 

@@ -14,10 +14,23 @@ from typing import Any
 
 from apportion.simulator.overhead import Overhead
 
-#: Policies enacted lease by lease (Chronus) and placement by placement (DeepShare); every other
-#: policy returns time fractions and is enacted round by round (Gavel).
+#: Policies enacted lease by lease (Chronus), placement by placement (DeepShare), and decision
+#: by decision with preemption (Tiresias); every other policy returns time fractions and is
+#: enacted round by round (Gavel).
 LEASE_POLICIES = frozenset({"deadline_admission", "chronus", "deadlines", "chronus_one_by_one"})
 PLACEMENT_POLICIES = frozenset({"contention_placement", "deepshare", "contention"})
+SCHEDULE_POLICIES = frozenset(
+    {
+        "tiresias_las",
+        "tiresias_l",
+        "discretized_2d_las",
+        "2d_las_exact",
+        "tiresias_gittins",
+        "tiresias_g",
+        "discretized_2d_gittins",
+        "2d_gittins",
+    }
+)
 
 
 #: Seconds a placement policy may take per call unless its options set `time_limit`: a
@@ -43,6 +56,7 @@ class Mode(StrEnum):
     ROUNDS = "rounds"
     LEASES = "leases"
     PLACEMENT = "placement"
+    SCHEDULE = "schedule"
 
 
 #: Gavel's `minimum_time_between_allocation_resets`: seconds its scheduler waits after one
@@ -133,7 +147,10 @@ class SimConfig:
     - policy, options: an apportion policy (any name or alias of `solve policies`) or a
       baseline of `simulator.baselines`, with its options as for `solve`
     - mode: how decisions are enacted; `auto` picks leases for deadline admission, placement for
-      contention placement, rounds otherwise
+      contention placement, schedule for the Tiresias policies, rounds otherwise
+    - events: decisions also at every arrival and completion and when the policy's last answer
+      goes stale (`revisit_after`), whatever the mode: no round or lease boundary delays a
+      start (placement and schedule enactment are event-driven anyway)
     - round_rule, round_order: how a round serves the allocation (`mechanism.priority`): by
       default the deficit rule through Gavel's per-type queues, which on Gavel's physical trace
       and on Poisson traces of its job mix gave the lowest average JCT of the four combinations
@@ -157,6 +174,8 @@ class SimConfig:
       (`SimulationResult.job_series`); off by default, as it grows with jobs × intervals
     - contention: how co-runners slow a job (`Contention`: `current` or DeepShare's
       `reference`), for traces with a contention table
+    - snapshot_fields: fields added to every snapshot the policy is sent (e.g. Tiresias's
+      `service_distribution`)
     """
 
     policy: str = "max_min_fairness"
@@ -176,6 +195,8 @@ class SimConfig:
     seed: int = 0
     job_series: bool = False
     contention: Contention = Contention.CURRENT
+    events: bool = False
+    snapshot_fields: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
@@ -217,6 +238,8 @@ class SimConfig:
             return Mode.LEASES
         if self.policy in PLACEMENT_POLICIES:
             return Mode.PLACEMENT
+        if self.policy in SCHEDULE_POLICIES:
+            return Mode.SCHEDULE
         return Mode.ROUNDS
 
     def for_rules(self, trace: str, rules: bool) -> SimConfig:
@@ -257,4 +280,5 @@ class SimConfig:
             "http": self.http,
             "seed": self.seed,
             "contention": self.contention.value,
+            "events": self.events,
         }

@@ -1,11 +1,14 @@
 """The discrete-event replay of a trace under a policy.
 
-Time jumps from decision point to decision point: a round or lease boundary, or in placement
-mode the next arrival or completion. At each point the jobs that have arrived join, the policy is
-re-solved if a trigger fired (`SimConfig.resolve`), the enactor says who runs where and how fast,
-and `simulator.state.advance` charges the interval to every running job at once (completions
-inside it included). When nothing is active the clock jumps to the next arrival; when nothing can
-ever run again (no arrivals left, the policy runs nobody) the run stops and says why.
+Time jumps from decision point to decision point: a round or lease boundary, or, event-driven,
+also the next arrival or completion and the time the policy's last answer said it would go stale
+(`revisit_after`: a queue demotion or promotion). Placement and schedule enactment are
+event-driven by nature; `SimConfig.events` makes any enactment so. At each point the jobs that
+have arrived join, the policy is re-solved if a trigger fired (`SimConfig.resolve`; a stale
+answer always is), the enactor says who runs where and how fast, and `simulator.state.advance`
+charges the interval to every running job at once (completions inside it included). When nothing
+is active the clock jumps to the next arrival; when nothing can ever run again (no arrivals left,
+the policy runs nobody) the run stops and says why.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from apportion.simulator.baselines import ALIASES, KEYS
+from apportion.simulator.clients import Answer, Decider, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact import Enactor, make_enactor, policy_options
 from apportion.simulator.policies import canonical, make_decider
@@ -36,10 +40,12 @@ class Engine:
         self.table = JobTable.from_trace(trace)
         baseline = config.policy in KEYS or config.policy in ALIASES
         options = policy_options(config, baseline, self.table)
-        self.decider = make_decider(config.policy, options, config.http)
+        self.decider = Watched(make_decider(config.policy, options, config.http))
         self.enactor: Enactor = make_enactor(self.table, self.decider, config)
         self.resolve = config.resolve_for(self.decider.baseline)
-        self.event_driven = self.enactor.event_driven
+        self.event_driven = self.enactor.event_driven or config.events
+        self.boundaries = 0  # decision points that were the enactor's own (events mode)
+        self.at_boundary = False
         self.progress = progress
         self.series = Series()
         self.decisions = 0
@@ -94,11 +100,12 @@ class Engine:
 
     def _should_solve(self, now: float) -> bool:
         resolve = self.resolve
-        periodic = (
-            not self.event_driven
-            and resolve.every is not None
-            and self.decisions % resolve.every == 0
-        )
+        if self.event_driven:
+            # Every N of the enactor's own boundaries (a round, a lease) that no event cut
+            # short; an enactor that is event-driven by nature spaces them itself.
+            periodic = self._periodic_boundary(resolve.every)
+        else:
+            periodic = resolve.every is not None and self.decisions % resolve.every == 0
         events = (resolve.arrivals and self.arrived) or (resolve.completions and self.completed)
         if resolve.interval is not None and now - self.last_solve < resolve.interval - EPS:
             events = False  # pending until the interval has passed
@@ -115,18 +122,31 @@ class Engine:
             self.last_solve = now
         return solve
 
+    def _periodic_boundary(self, every: int | None) -> bool:
+        if every is None or not self.at_boundary:
+            return False
+        if self.enactor.event_driven:
+            return True
+        self.boundaries += 1  # the first decision, at 0, is the 0th
+        return self.boundaries % every == 0
+
     def _end(self, now: float, running: Running, solved: bool) -> float | None:
-        """When this decision expires: its round or lease, or in placement mode the next
-        arrival or completion. An idle cluster waits for the next arrival, unless the enactor
-        asks for patience (under leases admission depends on time: a reserved slot may come
-        later)."""
+        """When this decision expires: its round or lease, or event-driven the next arrival,
+        completion or stale answer, if sooner. An idle cluster waits for the next arrival,
+        unless the enactor asks for patience (under leases admission depends on time: a
+        reserved slot may come later)."""
         table = self.table
         end = self.enactor.length(now)
         upcoming = table.next_arrival()
         if self.event_driven:
-            if np.isfinite(end):
+            if np.isfinite(end) and self.enactor.event_driven:
                 self.force = True  # the periodic re-solve in placement mode
-            end = min(end, upcoming, _first_completion(table, running, now))
+            boundary = end
+            stale = self.decider.stale_at if self.decider.stale_at > now + EPS else np.inf
+            end = min(end, upcoming, _first_completion(table, running, now), stale)
+            self.at_boundary = end >= boundary
+            if stale <= end:
+                self.force = True  # the answer's queues change: ask again
         if self.config.max_time is not None:
             end = min(end, self.config.max_time)
         if running.jobs.size:
@@ -151,6 +171,27 @@ class Engine:
             never = np.isnan(table.first_start[j])
             what = "never started" if never else "unfinished"
             table.reasons[j] = f"{what}: {self.stopped or 'the run ended'} (t = {now:g} s)"
+
+
+class Watched:
+    """The simulated policy, noting when its last answer said it goes stale (`stale_at`:
+    `revisit_after` seconds after the decision point; never, without one)."""
+
+    def __init__(self, decider: Decider) -> None:
+        self.decider = decider
+        self.name = decider.name
+        self.baseline = decider.baseline
+        self.stale_at = np.inf
+
+    def decide(self, request: Request) -> Answer:
+        answer = self.decider.decide(request)
+        if answer.usable:
+            after = answer.revisit_after
+            self.stale_at = np.inf if after is None else request.now + after
+        return answer
+
+    def close(self) -> None:
+        self.decider.close()
 
 
 def _first_completion(table: JobTable, running: Running, now: float) -> float:

@@ -73,6 +73,13 @@ KINDS: tuple[TraceKind, ...] = (
         "16 × 4 GPUs",
         single_type=True,
     ),
+    TraceKind(
+        "philly",
+        "apportion.simulator.traces.philly",
+        "a Chronus CSV (Philly MIX2, 3 days thinned to 128/960)",
+        "32 × 4 GPUs, spread skewed models 1.67× slower",
+        single_type=True,
+    ),
 )
 
 BY_NAME = {kind.name: kind for kind in KINDS}

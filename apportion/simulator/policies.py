@@ -1,7 +1,8 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, Chronus's own admission (`chronus_one_by_one`: deadline admission one
+`simulator.baselines`, YARN-CS (`simulator.yarn`), Chronus's own admission (`chronus_one_by_one`: deadline admission one
 job at a time, by value, `admission=one_by_one`), and heterogeneity-agnostic variants:
-`max_min_agnostic` and `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the makespan then sees each
+`max_min_agnostic` and `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the
+makespan then sees each
 job at its mean speed over the cluster's GPUs of the types it can use) and
 `finish_time_fairness_agnostic` (the policy shown every job at that one speed, see
 `simulator.clients.TypeBlindPolicy`). A foreign name (Gavel's `max_min_fairness_packed`) runs as
@@ -31,9 +32,15 @@ TYPE_BLIND: dict[str, str] = {
 }
 
 
+#: Baselines that place gangs on nodes themselves.
+NODE_BASELINES = ("yarn_cs",)
+
+
 def check_policy(name: str) -> None:
     """Raises ValueError naming the choices when nothing knows `name`."""
     if name in KEYS or name in ALIASES or name in VARIANTS or name in TYPE_BLIND:
+        return
+    if name in NODE_BASELINES:
         return
     from apportion.solver.registry import find_policy
 
@@ -46,6 +53,10 @@ def make_decider(name: str, options: Mapping[str, Any], http: str | None = None)
     check_policy(name)
     if name in KEYS or name in ALIASES:
         return Baseline(name, options)
+    if name in NODE_BASELINES:
+        from apportion.simulator.yarn import YarnCapacity
+
+        return YarnCapacity(name, options)
     if name in VARIANTS:
         policy, fixed = VARIANTS[name]
         return ApportionPolicy(policy, {**fixed, **options}, http)
@@ -81,4 +92,4 @@ def implied_options(name: str) -> tuple[str, dict[str, Any]]:
 def policy_names() -> tuple[str, ...]:
     from apportion.solver.registry import NAMES
 
-    return (*NAMES, *KEYS, *VARIANTS, *TYPE_BLIND)
+    return (*NAMES, *KEYS, *NODE_BASELINES, *VARIANTS, *TYPE_BLIND)

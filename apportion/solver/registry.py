@@ -131,6 +131,21 @@ ENTRIES: tuple[Entry, ...] = (
         "apportion.formulations.placement.policy",
         aliases=("deepshare", "contention"),
     ),
+    Entry(
+        "tiresias_las",
+        "apportion.formulations.tiresias.two_d_las",
+        aliases=("tiresias_l", "discretized_2d_las", "2d_las_exact"),
+    ),
+    Entry(
+        "tiresias_gittins",
+        "apportion.formulations.tiresias.two_d_gittins",
+        aliases=("tiresias_g", "discretized_2d_gittins", "2d_gittins"),
+    ),
+    Entry(
+        "network_load_placement",
+        "apportion.formulations.tiresias.network_load",
+        aliases=("min_max_network_load", "tiresias_placement"),
+    ),
 )
 
 #: Gavel's policy names with no counterpart here, and why.

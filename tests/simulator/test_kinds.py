@@ -25,9 +25,9 @@ def test_every_kind_reads_its_bundled_trace(kind: object) -> None:
 
 def test_an_unknown_kind_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="choose one of gavel, poisson"):
-        find_kind("philly")
+        find_kind("alibaba")
     with pytest.raises(ValueError, match="unknown trace kind"):
-        TraceSpec("philly")
+        TraceSpec("alibaba")
 
 
 def test_the_command_line_offers_the_registry_s_kinds(capsys: pytest.CaptureFixture[str]) -> None:

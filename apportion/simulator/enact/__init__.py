@@ -2,7 +2,9 @@
 
 - `rounds` (Gavel): time fractions through the round mechanism, one round at a time;
 - `leases` (Chronus): deadline admission lease by lease, with guarantees carried over;
-- `placement` (DeepShare): event-driven starts on nodes, with contention slowdown.
+- `placement` (DeepShare): event-driven starts on nodes, with contention slowdown;
+- `schedule` (Tiresias): event-driven, the policy names every job that runs and its nodes;
+  a running job it leaves out is preempted.
 
 Each enactor answers `decide(now, solve) -> Running` (who runs from `now`, where, how fast),
 `length(now)` (when its decision expires) and `after(step, running)` (bookkeeping once time has
@@ -18,7 +20,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from apportion.simulator.clients import Decider
-from apportion.simulator.config import CALL_TIME_LIMIT, PLACEMENT_POLICIES, Mode, SimConfig
+from apportion.simulator.config import (
+    CALL_TIME_LIMIT,
+    PLACEMENT_POLICIES,
+    SCHEDULE_POLICIES,
+    Mode,
+    SimConfig,
+)
 from apportion.simulator.enact.common import CallLog, Holdings
 from apportion.simulator.state import JobTable, Running, Step
 
@@ -42,7 +50,8 @@ def policy_options(config: SimConfig, baseline: bool, table: JobTable) -> dict[s
     enactment mode tells its policy unless told otherwise. A lease policy estimates its leases
     with the checkpoint cost the simulation charges. A placement policy gets the shapes the
     trace's placement rules allow, the restart cost the simulation charges, and a time limit
-    per call (`CALL_TIME_LIMIT`: a run asks it hundreds of times)."""
+    per call (`CALL_TIME_LIMIT`: a run asks it hundreds of times). A Tiresias policy weighs its
+    preemptions with the checkpoint cost the simulation charges."""
     options = dict(config.options)
     if baseline:
         return options
@@ -59,6 +68,8 @@ def policy_options(config: SimConfig, baseline: bool, table: JobTable) -> dict[s
             }
         options.setdefault("restart_seconds", config.preemption_seconds)
         options.setdefault("time_limit", CALL_TIME_LIMIT)
+    if config.policy in SCHEDULE_POLICIES and "preemption_cost" not in options:
+        options["preemption_cost"] = config.preemption_seconds
     return options
 
 
@@ -72,6 +83,10 @@ def make_enactor(table: JobTable, decider: Decider, config: SimConfig) -> Enacto
         from apportion.simulator.enact.placement import PlacementEnactor
 
         return PlacementEnactor(table, decider, config)
+    if mode == Mode.SCHEDULE:
+        from apportion.simulator.enact.schedule import ScheduleEnactor
+
+        return ScheduleEnactor(table, decider, config)
     from apportion.simulator.enact.rounds import RoundsEnactor
 
     return RoundsEnactor(table, decider, config)

@@ -24,6 +24,7 @@ from apportion.solver.snapshot.columns import job_columns
 from apportion.solver.snapshot.contention import ContentionTable
 from apportion.solver.snapshot.jobs import GpuType, Job
 from apportion.solver.snapshot.nodes import Node, fill_derived_fields
+from apportion.solver.snapshot.service import ServiceDistribution
 from apportion.solver.snapshot.sharing import Entity, JobPair
 from apportion.solver.snapshot.types import Finite, Name, Positive, Strict
 
@@ -62,6 +63,10 @@ class Snapshot(Strict):
     )
     contention: ContentionTable | None = Field(
         default=None, description="Contention-sensitivity table (placement policies)."
+    )
+    service_distribution: ServiceDistribution | None = Field(
+        default=None,
+        description="Past jobs' GPU-times, for the 2D-Gittins index (Tiresias policies).",
     )
 
     @field_serializer("jobs", mode="wrap")

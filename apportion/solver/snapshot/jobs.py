@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic import Strict as PydanticStrict
 
 from apportion.solver.snapshot.deadlines import DeadlineOption, JobClass
+from apportion.solver.snapshot.service import MAX_TENSORS
 from apportion.solver.snapshot.types import (
     MAX_COUNT,
     Count,
@@ -103,10 +104,32 @@ class Job(Strict):
     consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."
     )
+    # Tiresias's part (`snapshot.service`): attained service, waiting, first start, skew.
     attained_service: NonNegative | None = Field(
         default=None,
-        description="Seconds the job has run so far (least-attained-service priority of the "
-        "placement policy's schedule objective); missing = 0.",
+        description="Service the job has attained, by which least-attained-service priorities "
+        "rank it: for the Tiresias policies GPU-seconds (GPUs × seconds) since it last entered "
+        "the top queue, at arrival or at a promotion (their queue thresholds are GPU-seconds); "
+        "for the placement policy's `las` priority, which only compares jobs, seconds run. "
+        "Missing = 0.",
+    )
+    pending_seconds: NonNegative | None = Field(
+        default=None,
+        description="Seconds waited since the job first ran after it last entered the top "
+        "queue (Tiresias's δ_J, compared with PROMOTEKNOB × its run time); missing = 0.",
+    )
+    started_at: Finite | None = Field(
+        default=None,
+        description="When the job first ran (the clock of `now`); 2D-LAS serves a queue in "
+        "this order. Missing: it never ran.",
+    )
+    tensor_sizes: list[Positive] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_TENSORS,
+        description="Sizes of the model's tensors (one unit, e.g. MB): the skew (the largest "
+        "tensor's share) decides consolidation against `pack_limit`, and a parameter server "
+        "per worker gets them round-robin (TensorFlow's rule) for the network-load placement.",
     )
     spread_throughput: dict[SpreadNodes, NonNegative] | None = Field(
         default=None,

@@ -12,6 +12,7 @@ from typing import Protocol
 from apportion.solver.snapshot.contention import ContentionTable
 from apportion.solver.snapshot.jobs import GpuType, Job
 from apportion.solver.snapshot.nodes import DEFAULT_GPU_TYPE, Node
+from apportion.solver.snapshot.service import ServiceDistribution
 from apportion.solver.snapshot.sharing import Entity, JobPair
 
 
@@ -34,6 +35,8 @@ class SnapshotView(Protocol):
     def job_pairs(self) -> Sequence[JobPair] | None: ...
     @property
     def contention(self) -> ContentionTable | None: ...
+    @property
+    def service_distribution(self) -> ServiceDistribution | None: ...
 
 
 def node_type(snapshot: SnapshotView, node: Node) -> str:

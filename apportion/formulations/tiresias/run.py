@@ -1,0 +1,88 @@
+"""What both Tiresias policies do once each job has a priority: queues and promotion, the
+serving order, admission (exact or greedy), placement, and the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from apportion.formulations.tiresias.greedy import greedy
+from apportion.formulations.tiresias.instance import FloatArray, IntArray, build_instance
+from apportion.formulations.tiresias.levels import Solved, admit
+from apportion.formulations.tiresias.netplace import place_in_turn, regroup, with_network
+from apportion.formulations.tiresias.options import TiresiasOptions
+from apportion.formulations.tiresias.queues import (
+    Queues,
+    promote,
+    queue_of,
+    ranks,
+    revisit_after,
+    serving_order,
+)
+from apportion.formulations.tiresias.report import Report, outcome_from
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.context import SolveContext
+from apportion.solver.policy import Outcome
+from apportion.solver.snapshot import Snapshot
+from apportion.solver.status import Status
+
+#: (attained service, queue) → (the priority that orders a queue, the priority reported).
+Priority = Callable[[FloatArray, IntArray], tuple[FloatArray, FloatArray]]
+
+
+def run_tiresias(
+    snapshot: Snapshot,
+    problem: ClusterArrays,
+    options: TiresiasOptions,
+    ctx: SolveContext,
+    priority: Priority,
+) -> Outcome:
+    inst = build_instance(snapshot, options.pack_limit, options.preemption_cost)
+    jobs = snapshot.jobs
+    attained = _column([job.attained_service for job in jobs], 0.0)
+    pending = _column([job.pending_seconds for job in jobs], 0.0)
+    limits = np.asarray(options.thresholds, dtype=float)
+    gang = inst.gang.astype(float)
+    queue = queue_of(attained, limits)
+    promoted = promote(queue, attained, pending, gang, ~inst.running, options.promote_knob)
+    queue[promoted] = 0
+    attained = np.where(promoted, 0.0, attained)
+    pending = np.where(promoted, 0.0, pending)
+    orders, reported = priority(attained, queue)
+    order = serving_order(
+        queue,
+        orders,
+        _column([job.started_at for job in jobs], np.nan),
+        _column([job.arrival_time for job in jobs], np.nan),
+    )
+    queues = Queues(queue, promoted, attained, ranks(queue, order), reported)
+    start = greedy(inst, order, options.max_preemptions)
+    if options.admission == "exact":
+        solved = admit(inst, queues, start, options.max_preemptions, ctx)
+    else:
+        solved = Solved(start, Status.OPTIMAL, levels=["greedy"])
+    decision = solved.decision
+    network = None
+    if options.placement == "network_load":
+        spread = [j for j in order.tolist() if j in decision.started and not inst.sensitive[j]]
+        spread = [j for j in spread if inst.gang[j] >= 2]
+        decision, kind = regroup(decision, spread)
+        network = place_in_turn(inst, decision, spread, ctx, kind)
+    revisit = revisit_after(queues, decision.runs, gang, pending, limits, options.promote_knob)
+    report = Report(
+        solved.status,
+        solved.levels,
+        revisit,
+        list(options.thresholds),
+        exact=options.admission == "exact",
+        gap=solved.gap,
+    )
+    outcome = outcome_from(inst, problem, queues, decision, report)
+    if solved.solution is not None:
+        outcome = outcome.but(solution=solved.solution)
+    return outcome if network is None else with_network(outcome, network)
+
+
+def _column(values: list[float | None], missing: float) -> FloatArray:
+    return np.array([missing if v is None else v for v in values], dtype=float)
