@@ -35,7 +35,8 @@ Progress = Callable[[int, float], None]
 
 class Engine:
     def __init__(self, trace: Trace, config: SimConfig, progress: Progress | None = None) -> None:
-        config = canonical(config).for_rules(trace.name, trace.rules is not None)  # a foreign policy name read as ours, with its options
+        # A foreign policy name read as ours, with its options; the trace's placement rules obeyed.
+        config = canonical(config).for_rules(trace.name, trace.rules is not None)
         self.config = config
         self.table = JobTable.from_trace(trace)
         baseline = config.policy in KEYS or config.policy in ALIASES

@@ -1,6 +1,7 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
-`simulator.baselines`, YARN-CS (`simulator.yarn`), Chronus's own admission (`chronus_one_by_one`: deadline admission one
-job at a time, by value, `admission=one_by_one`), and heterogeneity-agnostic variants:
+`simulator.baselines`, YARN-CS (`simulator.yarn`), Chronus's own admission
+(`chronus_one_by_one`: deadline admission one job at a time, by value, `admission=one_by_one`),
+and heterogeneity-agnostic variants:
 `max_min_agnostic` and `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the
 makespan then sees each
 job at its mean speed over the cluster's GPUs of the types it can use) and

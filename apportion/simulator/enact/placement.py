@@ -79,7 +79,7 @@ class PlacementEnactor:
                 active,
                 now,
                 lambda: placement_snapshot(table, active, held, self._contention, now),
-                self._validated,
+                validated=self._validated,
             )
             answer = self.decider.decide(request)
             self.calls.add(now, int(active.size), answer)

@@ -36,7 +36,7 @@ class ScheduleEnactor:
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
-        self.holdings = Holdings(table, config.preemption_seconds)
+        self.holdings = Holdings(table, config.overhead)
         self.placements: dict[int, Placement] = {}
         self.clock = ServiceClock(table)
         self._node_type = node_types(table)
