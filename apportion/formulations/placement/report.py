@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ def outcome_from(
         for node_id, gpus in nodes.items():
             # X_jk: the share of the job's gang on type k, so Σ_j s_j X_jk counts GPUs in use.
             allocation[j, type_of[node_id]] += gpus / scale[j]
-    warnings.extend(_fallback_warnings(evaluation))
+    warnings.extend(fallback_warnings(evaluation.sources))
     if (
         solver_objective is not None
         and status is Status.OPTIMAL
@@ -152,8 +153,9 @@ def unproven(status: Status, gap: float | None) -> list[str]:
     return [f"not proven optimal within the limits: {found}, {proof}"]
 
 
-def _fallback_warnings(ev: Evaluation) -> list[str]:
-    guessed = {k: v for k, v in ev.sources.items() if k in ("nearest", "class_default", "default")}
+def fallback_warnings(sources: Mapping[str, int]) -> list[str]:
+    """A warning when co-located pairs had no measured CS (counts per `contention.Source`)."""
+    guessed = {k: v for k, v in sources.items() if k in ("nearest", "class_default", "default")}
     if not guessed:
         return []
     parts = ", ".join(f"{n} by {k.replace('_', ' ')}" for k, n in sorted(guessed.items()))

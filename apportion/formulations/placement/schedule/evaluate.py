@@ -11,7 +11,8 @@ For each, its co-runners are the other jobs holding GPUs on one of its nodes, it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +36,8 @@ class Scored:
     restart_term: float
     moved: list[int]  # positions of running jobs that move
     stopped: list[int]  # ... that stop
+    worst_source: list[str | None] = field(default_factory=list)  # per position: its worst CS's
+    sources: Counter[str] = field(default_factory=Counter)  # every co-located pair's CS source
 
 
 def held_by(inst: ScheduleInstance, decision: Decision) -> dict[int, dict[int, int]]:
@@ -59,14 +62,19 @@ def score(inst: ScheduleInstance, decision: Decision, w1: float, restart: float)
             on_node.setdefault(n, []).append(position)
     loss = np.full(inst.size, np.nan)
     worst: list[int | None] = [None] * inst.size
+    worst_source: list[str | None] = [None] * inst.size
+    sources: Counter[str] = Counter()
     for position, nodes in held.items():
         alpha = ch.config[decision[position][0]]
         others = {b for n in nodes for b in on_node[n]} - {position}
-        values = {b: inst.loss[alpha, ch.config[decision[b][0]]] for b in others}
+        betas = {b: ch.config[decision[b][0]] for b in others}
+        values = {b: inst.loss[alpha, beta] for b, beta in betas.items()}
+        sources.update(str(inst.source[alpha, beta]) for beta in betas.values())
         top = max(values, key=lambda b: (values[b], -b), default=None)
         loss[position] = max(0.0, values[top]) if top is not None else 0.0
         if top is not None and values[top] > 0:
             worst[position] = int(inst.index[top])
+            worst_source[position] = str(inst.source[alpha, betas[top]])
     w2 = 1.0 - w1
     runs = np.array(sorted(decision), dtype=np.int64)
     chosen = np.array([decision[p][0] for p in runs.tolist()], dtype=np.int64)
@@ -91,4 +99,6 @@ def score(inst: ScheduleInstance, decision: Decision, w1: float, restart: float)
         restart_term=restart_term,
         moved=moved,
         stopped=stopped,
+        worst_source=worst_source,
+        sources=sources,
     )

@@ -32,6 +32,7 @@ from apportion.solver.snapshot.view import node_type
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
+ObjectArray = NDArray[np.object_]
 
 
 @dataclass
@@ -67,6 +68,7 @@ class ScheduleInstance:
     choices: Choices
     configs: list[Config]
     loss: FloatArray  # Λ[α, β] = 1 − 1/CS(α | β)
+    source: ObjectArray  # where CS(α | β) came from (`contention.Source` values)
     lookup: ContentionLookup
     moves: str  # none, preempt or migrate
     pinned: BoolArray  # per job: a running job that runs on whatever the solution (see _pinned)
@@ -107,8 +109,10 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
     )
     lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
     config_list = list(configs)
-    loss = np.array([[1.0 - 1.0 / lookup(a, b).cs for b in config_list] for a in config_list])
-    loss = loss.reshape(len(config_list), len(config_list))
+    found = [[lookup(a, b) for b in config_list] for a in config_list]
+    pairs = (len(config_list), len(config_list))
+    loss = np.array([[1.0 - 1.0 / f.cs for f in row] for row in found]).reshape(pairs)
+    source = np.array([[f.source.value for f in row] for row in found], dtype=object)
     index = np.array(order, dtype=np.int64)
     weight = levels.per_job[index] if index.size else np.zeros(0)
     demand = np.array([demands[j] for j in order], dtype=np.int64)
@@ -127,6 +131,7 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         choices=choices,
         configs=config_list,
         loss=loss,
+        source=source.reshape(pairs),
         lookup=lookup,
         moves=options.moves,
         pinned=_pinned(choices, weight, demand, len(running), options.w1, loss, node_gpus),

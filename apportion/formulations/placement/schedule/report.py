@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from apportion.formulations.placement.report import fallback_warnings
 from apportion.formulations.placement.schedule.evaluate import Decision, Scored, held_by
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.formulations.placement.schedule.search import Found
@@ -48,7 +49,7 @@ def schedule_outcome(
         {j: texts[j] for j in texts if j not in scored.placements},
         job_metrics=_metrics(inst, found.decision, scored, state, problem.num_jobs),
         summary={**summary, **_summary(inst, found, state)},
-        warnings=list(found.problems),
+        warnings=[*found.problems, *fallback_warnings(scored.sources)],
         placements=scored.placements,
         solution=found.solution,
         mip_gap=found.gap,
@@ -80,6 +81,7 @@ def _metrics(
             "shape",
             "contention_sensitivity",
             "worst_co_runner",
+            "cs_source",
             "priority_level",
         )
     }
@@ -96,6 +98,7 @@ def _metrics(
             out["contention_sensitivity"][j] = 1.0 / (1.0 - float(scored.loss[position]))
             worst = scored.worst[position]
             out["worst_co_runner"][j] = ids[worst] if worst is not None else None
+            out["cs_source"][j] = scored.worst_source[position]
     return out
 
 
@@ -155,6 +158,7 @@ def _summary(inst: ScheduleInstance, found: Found, state: dict[int, str]) -> dic
         "objective": scored.objective,
         "mean_throughput_loss": float(scored.loss[runs].mean()) if runs.any() else None,
         "priority_levels": inst.levels,
+        "cs_sources": dict(scored.sources),
         "candidates": int((~inst.running).sum()),
         **counts,
     }

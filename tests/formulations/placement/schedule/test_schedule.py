@@ -131,6 +131,30 @@ def test_it_stays_when_the_restart_costs_more_or_moves_are_off() -> None:
         assert result.jobs[0].metrics["contention_sensitivity"] == pytest.approx(2.0)
 
 
+def test_each_sensitivity_says_where_it_came_from() -> None:
+    """The table measures A next to B (CS 2) but not B next to A: a's CS is exact, b's falls back
+    to the default 1.0, and the answer counts both pairs and warns about the guessed one."""
+    table = {(("A", 2, 2), ("B", 2, 2)): 2.0}
+    snapshot = {
+        "nodes": [{"id": f"n{i}", "gpus": 2} for i in range(2)],
+        "jobs": [
+            {"id": "a", "workload_class": "A", "placement": {"n0": 1, "n1": 1}},
+            {"id": "b", "workload_class": "B", "placement": {"n0": 1, "n1": 1}},
+        ],
+        "contention": contention_json(table),
+    }
+    result = solve(snapshot, policy="contention_placement", options={"w1": 0.5})
+    a, b = result.job("a").metrics, result.job("b").metrics
+    assert (a["cs_source"], a["worst_co_runner"], a["contention_sensitivity"]) == (
+        "exact",
+        "b",
+        2.0,
+    )
+    assert (b["cs_source"], b["worst_co_runner"], b["contention_sensitivity"]) == (None, None, 1.0)
+    assert result.summary["cs_sources"] == {"exact": 1, "default": 1}
+    assert "co-located pairs without a measured contention entry: 1 by default" in result.warnings
+
+
 def test_least_attained_service_preempts_a_running_job_for_a_fresh_one() -> None:
     """LAS: the fresh job (0 s attained) outranks the running one (500 s) on a full node."""
     snapshot = {
