@@ -72,6 +72,14 @@ ENTRIES: tuple[Entry, ...] = (
         "formulations.placement.policy",
         aliases=("deepshare", "contention"),
     ),
+    Entry("sia", "formulations.elastic.sia", aliases=("elastic_sia", "elastic_power_mean")),
+    Entry("ones", "formulations.elastic.ones", aliases=("elastic_ones",)),
+    Entry("elastic_max_min", "formulations.elastic.max_min", aliases=("elastic_fairness",)),
+    Entry(
+        "elastic_max_goodput",
+        "formulations.elastic.max_goodput",
+        aliases=("max_goodput", "max_total_goodput"),
+    ),
 )
 
 DEFAULT_POLICY = "max_min_fairness"

@@ -8,6 +8,7 @@ from itertools import chain
 from solver.errors import FieldError
 from solver.snapshot.checks.contention import contention_errors
 from solver.snapshot.checks.deadlines import deadline_errors
+from solver.snapshot.checks.elastic import elastic_errors
 from solver.snapshot.checks.nodes import node_errors
 from solver.snapshot.checks.sharing import entity_errors, pair_errors
 from solver.snapshot.view import SnapshotView
@@ -53,4 +54,5 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
         + deadline_errors(snapshot)
         + entity_errors(snapshot)
         + pair_errors(snapshot)
+        + elastic_errors(snapshot)
     )
