@@ -19,9 +19,12 @@ two replicas β_n and β_r do.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
+from threadpoolctl import ThreadpoolController
 
 from formulations.elastic.goodput import EPSILON, PerfParams, compute_time, network_time
 
@@ -99,8 +102,10 @@ def fit_perf_params(
     local_batch: ArrayLike,
     step_time: ArrayLike,
     sync_time: ArrayLike,
+    start: PerfParams | None = None,
 ) -> PerfParams:
-    """The throughput model fitted to observed configurations (one value per observation)."""
+    """The throughput model fitted to observed configurations (one value per observation);
+    `start` (an earlier fit, when a job adds an observation) only speeds the search up."""
     n = np.asarray(nodes, dtype=float)
     r = np.asarray(replicas, dtype=float)
     b = np.asarray(local_batch, dtype=float)
@@ -112,7 +117,7 @@ def fit_perf_params(
         raise ValueError("step times must exceed sync times and be positive")
     fixed = pinned(n, r, b, compute)
     free = np.array([i for i in range(7) if i not in fixed], dtype=np.int64)
-    values = START.copy()
+    values = START.copy() if start is None else np.clip(start.as_array(), LOWER, UPPER)
     for i, v in fixed.items():
         values[i] = v
 
@@ -122,16 +127,24 @@ def fit_perf_params(
         value, grad = objective(full, n, r, b, compute, step)
         return value, grad[free]
 
-    result = minimize(
-        loss,
-        values[free],
-        jac=True,
-        method="L-BFGS-B",
-        bounds=list(zip(LOWER[free], UPPER[free], strict=True)),
-        tol=TOLERANCE,
-    )
+    with _blas().limit(limits=1, user_api="blas"):
+        result = minimize(
+            loss,
+            values[free],
+            jac=True,
+            method="L-BFGS-B",
+            bounds=list(zip(LOWER[free], UPPER[free], strict=True)),
+            tol=TOLERANCE,
+        )
     values[free] = result.x
     if not np.any(n > 1):
         values[ALPHA_N] = max(values[ALPHA_N], 1.1 * values[ALPHA_R])
         values[BETA_N] = max(values[BETA_N], 1.1 * values[BETA_R])
     return PerfParams.from_array(values)
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    """L-BFGS-B's few tiny vectors gain nothing from BLAS threads, and on a loaded machine
+    their start-up and spinning took 9/10 of a fit's time."""
+    return ThreadpoolController()

@@ -78,8 +78,8 @@ def network_time(params: PerfParams, nodes: ArrayLike, replicas: ArrayLike) -> F
     n = np.asarray(nodes, dtype=float)
     r = np.asarray(replicas, dtype=float)
     inter, intra = n > 1, r > 1
-    alpha = np.select([inter, intra], [params.alpha_n, params.alpha_r], EPSILON)
-    beta = np.select([inter, intra], [params.beta_n, params.beta_r], EPSILON)
+    alpha = np.where(inter, params.alpha_n, np.where(intra, params.alpha_r, EPSILON))
+    beta = np.where(inter, params.beta_n, np.where(intra, params.beta_r, EPSILON))
     out: FloatArray = alpha + beta * np.maximum(r - 2, EPSILON)
     return out
 
