@@ -11,6 +11,7 @@ import argparse
 from bench import (
     backends,
     deadlines,
+    elastic,
     explain,
     max_min,
     notebooks,
@@ -32,6 +33,7 @@ SUITES = [
     objectives,
     deadlines,
     placement,
+    elastic,
     backends,
     simulator,
     notebooks,
