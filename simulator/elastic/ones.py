@@ -60,6 +60,7 @@ class Limits:
 class OnesSearch:
     cluster: ClusterSpec
     generations: int = 2
+    population_size: int | None = None  # None: as many as GPUs (the paper's suggestion)
     mutation: float = 0.1
     seed: int = 0
     name: str = "ones_search"
@@ -67,6 +68,7 @@ class OnesSearch:
     limits: dict[str, Limits] = field(default_factory=dict)
     deployed: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
     previous: list[str] = field(default_factory=list)  # last round's jobs, by index
+    start: float = float("inf")  # the first arrival seen
 
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
@@ -90,7 +92,7 @@ class OnesSearch:
         self.most = np.array([self._limit_gpus(job) for job in active], dtype=np.int64)
         ids = self._translate(self.deployed, self.previous)
         if not self.population:
-            self.population = [self._random(ids) for _ in range(self.size)]
+            self.population = [self._random(ids) for _ in range(self.population_size or self.size)]
         else:
             self.population = [self._translate(g, self.previous) for g in self.population]
         for _ in range(self.generations):
@@ -250,8 +252,10 @@ class OnesSearch:
         return max(1, int(self.limits[job.name].limit // local))
 
     def _update_limits(self, now: float, active: list[ElasticJob]) -> None:
-        arrived = [job for job in active]
-        rate = len(arrived) / max(now, 1.0)  # σ: the arrival rate so far (jobs per second)
+        first = min((job.arrival for job in active), default=now)
+        self.start = min(self.start, first)
+        # σ: the arrival rate so far (jobs per second), every job seen counted
+        rate = len(self.limits.keys() | {job.name for job in active}) / max(now - self.start, 1.0)
         for job in active:
             state = self.limits.get(job.name)
             if state is None:
