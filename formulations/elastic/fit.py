@@ -36,7 +36,7 @@ LOWER = np.array([FLOOR] * 6 + [1.0])
 UPPER = np.array([np.inf] * 6 + [10.0])
 ALPHA_C, BETA_C, ALPHA_N, BETA_N, ALPHA_R, BETA_R, GAMMA = range(7)
 #: Relative reduction at which the fit stops. Sia stops at 1e-5 for speed, which can leave the fit
-#: far from its minimum (tests/formulations/elastic/test_fit.py has a case at 36 × the least loss).
+#: far from its minimum (docs/FORMULATIONS.md §9a).
 TOLERANCE = 1e-8
 
 
@@ -146,5 +146,5 @@ def fit_perf_params(
 @cache
 def _blas() -> ThreadpoolController:
     """L-BFGS-B's few tiny vectors gain nothing from BLAS threads, and on a loaded machine
-    their start-up and spinning took 9/10 of a fit's time."""
+    their start-up and spinning cost most of a fit's time."""
     return ThreadpoolController()

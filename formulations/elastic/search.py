@@ -4,9 +4,8 @@ The LP relaxation of a multiple-choice knapsack has a basic optimum in which at 
 classes as there are capacity rows (GPU types) are fractional. Rounding every column down keeps
 the capacities; the members left over (a few) are then placed by a small MILP over the GPUs still
 free. That answer is usually within the gap of the LP bound, which then proves it (no branch and
-bound at all); otherwise it starts the full MILP, whose own primal heuristics add nothing then
-(measured: with the start and heuristics off HiGHS proves a 600-job round of Sia's scale workload
-in a fraction of the time it spends in them), so the family turns them off.
+bound at all); otherwise it starts the full MILP, whose own primal heuristics then spend most of
+the time without improving on it, so the family turns them off (bench/elastic.py).
 """
 
 from __future__ import annotations
