@@ -157,11 +157,9 @@ class JobModel:
         local_batch: ArrayLike,
         accumulation: ArrayLike = 0,
     ) -> FloatArray:
-        r = np.asarray(replicas, dtype=float)
-        b = np.asarray(local_batch, dtype=float)
-        s = np.asarray(accumulation, dtype=float)
-        x = throughput(self.params, nodes, r, b, s) * self.scale
-        batch = r * b * (s + 1)
+        """X·E(M): samples per second at the initial batch's efficiency."""
+        x = throughput(self.params, nodes, replicas, local_batch, accumulation) * self.scale
+        batch = np.multiply(replicas, local_batch) * (np.asarray(accumulation, dtype=float) + 1)
         out: FloatArray = x * efficiency(batch, self.init_batch, self.grad_sqr, self.grad_var)
         return out
 
