@@ -50,11 +50,13 @@ def run_one(run: ElasticRun) -> ElasticOutcome:
         return _rigid(run, jobs, started)
     from simulator.elastic.engine import simulate_elastic
     from simulator.elastic.ones import OnesSearch
-    from simulator.elastic.policies import ApportionElastic
+    from simulator.elastic.policies import ApportionElastic, SharedElastic
 
     decider: Any
     if run.policy == "ones_search":
         decider = OnesSearch(sia.SIA_CLUSTER, seed=run.seed, **dict(run.options))
+    elif run.policy == "elastic_max_min":
+        decider = SharedElastic(run.policy, sia.SIA_CLUSTER, dict(run.options))
     else:
         decider = ApportionElastic(run.policy, sia.SIA_CLUSTER, dict(run.options))
     result = simulate_elastic(jobs, sia.SIA_CLUSTER, decider)

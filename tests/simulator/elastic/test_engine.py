@@ -46,3 +46,15 @@ def test_max_time_stops_the_run() -> None:
     result = simulate_elastic(JOBS, SIA_CLUSTER, ApportionElastic("sia", SIA_CLUSTER), config)
     assert result.summary["finished"] < len(JOBS)
     assert result.records["finish"].isna().any()
+
+
+def test_time_shares_are_enacted_by_deficit() -> None:
+    from simulator.elastic.policies import SharedElastic
+
+    class CheckedShares(Checked, SharedElastic):
+        pass
+
+    decider = CheckedShares("elastic_max_min", SIA_CLUSTER)
+    result = simulate_elastic(JOBS, SIA_CLUSTER, decider)
+    assert result.summary["finished"] == len(JOBS)
+    assert result.records["progress"].to_numpy() == pytest.approx(1.0)
