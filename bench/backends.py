@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from apportion.refdata.synthetic import random_snapshot
+from apportion.solver.backends import SolveSettings, get_backend
+from apportion.solver.model import CompiledModel, Model, Sense
 from bench.harness import Case, Row
 from bench.objectives import gavel, with_deadlines
-from refdata.synthetic import random_snapshot
-from solver.backends import SolveSettings, get_backend
-from solver.model import CompiledModel, Model, Sense
 
 GROUP = "backends"
 LP_SIZES = (256, 2_048, 20_000)
@@ -119,8 +119,8 @@ def cases() -> list[Case]:
 
 def deepshare_cluster() -> dict[str, Any]:
     """DeepShare's 4 × 8 snapshot with its published contention table."""
-    from refdata import FIXTURES, SOURCE
-    from refdata.deepshare import read_contention_csv
+    from apportion.refdata import FIXTURES, SOURCE
+    from apportion.refdata.deepshare import read_contention_csv
 
     snapshot = json.loads((FIXTURES / "deepshare_cluster.json").read_text())
     table = read_contention_csv(SOURCE / "deepshare_shared_thp_ratio.csv")

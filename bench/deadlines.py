@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from apportion.refdata.chronus import philly_like_snapshot
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import Engine
+from apportion.simulator.sources import chronus_sample
 from bench.harness import Case, Row
-from refdata.chronus import philly_like_snapshot
-from simulator.config import SimConfig
-from simulator.engine import Engine
-from simulator.sources import chronus_sample
 
 GROUP = "deadline_admission"
 

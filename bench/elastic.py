@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from apportion.refdata import sia
+from apportion.refdata.sia_snapshots import round_snapshot
+from apportion.solver import solve
 from bench.harness import Case, Row
-from refdata import sia
-from refdata.sia_snapshots import round_snapshot
-from solver import solve
 
 GROUP = "elastic"
 POLICY = "sia"
@@ -33,8 +33,8 @@ GAP = 1e-4
 
 @cache
 def _simulated_rounds() -> tuple[dict[str, Any], ...]:
-    from simulator.elastic.engine import ElasticConfig, simulate_elastic
-    from simulator.elastic.policies import ApportionElastic
+    from apportion.simulator.elastic.engine import ElasticConfig, simulate_elastic
+    from apportion.simulator.elastic.policies import ApportionElastic
 
     class Recording(ApportionElastic):
         def __init__(self) -> None:
@@ -42,7 +42,7 @@ def _simulated_rounds() -> tuple[dict[str, Any], ...]:
             self.snapshots: list[dict[str, Any]] = []
 
         def decide(self, now: float, active: list[Any]) -> Any:
-            from simulator.elastic.belief import job_document, offer
+            from apportion.simulator.elastic.belief import job_document, offer
 
             offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
             self.snapshots.append(

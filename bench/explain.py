@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import solve
 from bench.harness import Case, Row
 from bench.placement import _snapshot as placement_snapshot
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import solve
 
 GROUP = "explain"
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from solver import solve
+from apportion.solver import solve
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import SolveResult, solve
 from bench.harness import Case, Row
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import SolveResult, solve
 
 GROUP = "max_min_fairness"
 

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from apportion.formulations.objectives import fifo
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import solve
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.context import SolveContext
+from apportion.solver.options import SolveOptions
+from apportion.solver.snapshot import parse_snapshot
 from bench.harness import Case, Row
-from formulations.objectives import fifo
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import solve
-from solver.arrays import ClusterArrays
-from solver.context import SolveContext
-from solver.options import SolveOptions
-from solver.snapshot import parse_snapshot
 
 GROUP = "objectives"
 PRICES = {"k80": 0.45, "p100": 1.46, "v100": 2.48}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from apportion.solver import solve
 from bench import (
     backends,
     deadlines,
@@ -23,7 +24,6 @@ from bench import (
     water_filling,
 )
 from bench.harness import Case, print_table, run_case
-from solver import solve
 
 SUITES = [
     startup,

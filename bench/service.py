@@ -1,4 +1,4 @@
-"""The HTTP service as deployed: `python -m uvicorn api.main:app` in a subprocess (configured by
+"""The HTTP service as deployed: `python -m uvicorn apportion.api.main:app` in a subprocess (configured by
 bench's own APPORTION_* environment variables, if any), measured from outside with httpx.
 
 Rows: POST /v1/solve throughput and latency from 1, 4 and 20 concurrent clients (gavel_mix_256,
@@ -20,11 +20,11 @@ from typing import Any
 
 import orjson
 
+from apportion.refdata import FIXTURES
+from apportion.refdata.synthetic import gavel_snapshot
 from bench.harness import Case, Row
 from bench.service_proc import Service, apportion_settings
 from bench.service_rows import LIVEZ_P99, big_row, error_row, livez_row, load_rows
-from refdata import FIXTURES
-from refdata.synthetic import gavel_snapshot
 
 GROUP = "service"
 POLICY = "max_min_fairness"

@@ -42,14 +42,14 @@ def apportion_settings() -> dict[str, str]:
 
 
 class Service:
-    """`python -m uvicorn api.main:app` in its own session (process group); its output goes to
+    """`python -m uvicorn apportion.api.main:app` in its own session (process group); its output goes to
     a temporary file (read back when it fails), closed by `stop`."""
 
     def __init__(self) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile(prefix="apportion-bench-service-")  # noqa: SIM115
-        self.command = [sys.executable, "-m", "uvicorn", "api.main:app"]
+        self.command = [sys.executable, "-m", "uvicorn", "apportion.api.main:app"]
         self.command += ["--host", "127.0.0.1", "--port", str(self.port)]
         self.process = subprocess.Popen(
             self.command,

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.sources import TraceSpec
+from apportion.simulator.sweep import SweepSpec, run_sweep
 from bench.harness import Case, Row
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.sources import TraceSpec
-from simulator.sweep import SweepSpec, run_sweep
 
 POISSON_RATE = 3.0  # jobs per hour: the cluster stays busy, ~50 jobs active on average
 OVERHEAD_TARGET = 0.25

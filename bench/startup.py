@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from apportion.refdata import FIXTURES
 from bench.harness import Case, Row
-from refdata import FIXTURES
 
 RUNS = 11
 BASELINE = [sys.executable, "-c", "import numpy"]
@@ -43,7 +43,7 @@ def paired_seconds(command: list[str]) -> tuple[float, float]:
 
 
 def cli_row(case: Case, args: list[str], target_ratio: float) -> Row:
-    total, base = paired_seconds([sys.executable, "-m", "solver", *args])
+    total, base = paired_seconds([sys.executable, "-m", "apportion", *args])
     ratio = total / base
     verdict = "yes" if ratio <= target_ratio else "NO"
     return Row(

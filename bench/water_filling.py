@@ -10,9 +10,9 @@ from __future__ import annotations
 import resource
 from typing import Any
 
+from apportion.refdata.space_sharing import gavel_sharing_snapshot, with_entities
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
 from bench.harness import Case
-from refdata.space_sharing import gavel_sharing_snapshot, with_entities
-from refdata.synthetic import gavel_snapshot, random_snapshot
 
 GROUP = "fairness"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 
 TOL = 1e-7
 

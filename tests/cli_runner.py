@@ -6,7 +6,7 @@ import io
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
-from solver.cli import main
+from apportion.cli import main
 
 
 @dataclass(frozen=True)

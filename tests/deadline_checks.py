@@ -6,7 +6,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 
 
 def ru(gpus: int, per_node: int) -> int:

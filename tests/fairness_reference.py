@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linprog
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 
 TOL = 1e-7
 

@@ -14,16 +14,7 @@ import pytest
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "solver",
-    "formulations",
-    "api",
-    "refdata",
-    "simulator",
-    "mechanism",
-    "client",
-    "adapters",
-)
+PACKAGES = ("apportion",)
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # What a max-min request must never pay for: the MILP families, scipy's optimizers, the
@@ -32,9 +23,9 @@ HEAVY = (
     "scipy.optimize",
     "cvxpy",
     "pulp",
-    "formulations.placement",
-    "formulations.deadlines",
-    "solver.explain",
+    "apportion.formulations.placement",
+    "apportion.formulations.deadlines",
+    "apportion.solver.explain",
 )
 
 
@@ -72,7 +63,7 @@ def _imported_by_cli(*args: str) -> set[str]:
         "    sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
         "atexit.register(report)\n"
         f"sys.argv = ['solve', *{list(args)!r}]\n"
-        "from solver.cli import run\n"
+        "from apportion.cli import run\n"
         "run()\n"
     )
     done = subprocess.run(
@@ -95,13 +86,13 @@ def test_a_max_min_run_imports_nothing_heavy(args: tuple[str, ...]) -> None:
     # scipy.sparse comes in through solver.sparse, without numpy's build and test tools.
     assert not loaded & {"numpy.f2py", "numpy.testing"}
     if args == ("--help",):
-        assert "numpy" not in loaded and "formulations" not in loaded
+        assert "numpy" not in loaded and "apportion.formulations" not in loaded
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json")), ids=lambda p: p.name)
 def test_every_fixture_is_a_snapshot_that_solves(path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "solver", str(path), "--format", "json"],
+        [sys.executable, "-m", "apportion", str(path), "--format", "json"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from adapters.gavel import (
+from apportion.adapters.gavel import (
     GAVEL_NAMES,
     FinishTimeFairness,
     GavelPolicy,
@@ -22,7 +22,7 @@ from adapters.gavel import (
     WaterFillingSpaceSharing,
     get_policy,
 )
-from solver import InputError, SolveResult, solve
+from apportion.solver import InputError, SolveResult, solve
 
 TOL = 1e-7
 

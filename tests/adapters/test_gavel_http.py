@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.gavel import FinishTimeFairness, MaxMinFairnessSpaceSharing, get_policy
-from client import ApportionClient
-from solver import InputError
+from apportion.adapters.gavel import FinishTimeFairness, MaxMinFairnessSpaceSharing, get_policy
+from apportion.client import ApportionClient
+from apportion.solver import InputError
 from tests.adapters.test_gavel import (
     CLUSTER,
     SCALE,

@@ -44,7 +44,7 @@ def running_service(**settings: str) -> Iterator[Service]:
             sys.executable,
             "-m",
             "uvicorn",
-            "api.main:app",
+            "apportion.api.main:app",
             "--host",
             "127.0.0.1",
             "--port",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from api.main import app
+from apportion.api.main import app
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
 client = TestClient(app)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import app
+from apportion.api.main import app
 
 client = TestClient(app)
 

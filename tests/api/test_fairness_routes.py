@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from api.main import app
+from apportion.api.main import app
 from tests.formulations.fairness.test_hierarchical import FAIRNESS
 
 client = TestClient(app)

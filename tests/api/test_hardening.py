@@ -16,8 +16,8 @@ import httpx
 import orjson
 import pytest
 
-from refdata import SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.refdata import SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
 from tests.api.service import PROBE, Service, cpu_seconds, running_service
 
 

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import app, create_app
-from api.settings import CORES, Settings
-from solver.registry import NAMES
+from apportion.api.main import app, create_app
+from apportion.api.settings import CORES, Settings
+from apportion.solver.registry import NAMES
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
 client = TestClient(app)
@@ -142,8 +142,8 @@ def test_the_request_schema_says_which_options_each_policy_takes() -> None:
 
 
 def test_large_bodies_travel_through_spool_files_and_leave_none_behind() -> None:
-    from api.body import SPOOL_BYTES, spool_dir
-    from refdata.synthetic import gavel_snapshot
+    from apportion.api.body import SPOOL_BYTES, spool_dir
+    from apportion.refdata.synthetic import gavel_snapshot
 
     snapshot = gavel_snapshot(30_000, seed=1)
     before = set(spool_dir().glob("apportion-*"))

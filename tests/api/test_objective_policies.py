@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import app
+from apportion.api.main import app
 from tests.cli_runner import invoke
 from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import app
+from apportion.api.main import app
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
@@ -28,7 +28,7 @@ def test_solve_returns_the_result_document(gavel_physical: dict[str, Any]) -> No
 def test_solve_hand_solved_case_matches_python() -> None:
     body = client.post("/v1/solve", json={"snapshot": TWO_BY_TWO}).json()
     assert body["objective"] == pytest.approx(1.0)
-    from solver import SolveResult
+    from apportion.solver import SolveResult
 
     assert_feasible_allocation(SolveResult.model_validate(body), TWO_BY_TWO)
 

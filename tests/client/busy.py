@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import orjson
 
-from refdata import SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.refdata import SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
 from tests.api.service import PROBE, Service
 
 BUSY_SECONDS = 3

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from client import AsyncApportionClient
-from mechanism.document import RoundResult, parse_rounds, round_result
-from solver import InputError, SolveResult, solve
+from apportion.client import AsyncApportionClient
+from apportion.mechanism.document import RoundResult, parse_rounds, round_result
+from apportion.solver import InputError, SolveResult, solve
 from tests.api.service import Service
 from tests.client.rounds_case import ROUNDS_REQUEST
 

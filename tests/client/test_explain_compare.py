@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from client import ApportionClient, AsyncApportionClient, InputError
-from solver import solve
-from solver.compare import compare
-from solver.result import Comparison
+from apportion.client import ApportionClient, AsyncApportionClient, InputError
+from apportion.solver import solve
+from apportion.solver.compare import compare
+from apportion.solver.result import Comparison
 from tests.api.service import Service
 
 SNAPSHOT: dict[str, Any] = {

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from client import ApportionClient, AsyncApportionClient, ServiceUnavailable
-from solver import Status
+from apportion.client import ApportionClient, AsyncApportionClient, ServiceUnavailable
+from apportion.solver import Status
 from tests.api.service import Service
 from tests.client.busy import PROBE_SNAPSHOT, AsyncRecording, Recording, gaps, occupy
 from tests.client.conftest import RETRY_AFTER

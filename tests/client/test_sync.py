@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from client import ApportionClient, PolicyCatalog, ServiceUnreachable
-from mechanism.document import RoundResult, parse_rounds, round_result
-from solver import InputError, SolveResult, parse_snapshot, solve
-from solver.registry import all_policies
+from apportion.client import ApportionClient, PolicyCatalog, ServiceUnreachable
+from apportion.mechanism.document import RoundResult, parse_rounds, round_result
+from apportion.solver import InputError, SolveResult, parse_snapshot, solve
+from apportion.solver.registry import all_policies
 from tests.api.service import Service, free_port
 from tests.client.rounds_case import ROUNDS_REQUEST
 

@@ -9,8 +9,8 @@ import time
 import httpx
 import pytest
 
-from client import ServiceError, SolveStopped
-from client.wire import check, retry_after
+from apportion.client import ServiceError, SolveStopped
+from apportion.client.wire import check, retry_after
 
 PROBLEM = {"content-type": "application/problem+json"}
 

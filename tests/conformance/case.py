@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 from tests.conformance.case import Case
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 from tests.conformance.case import Case
 
 LEASE = 1200

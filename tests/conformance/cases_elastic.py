@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 from tests.conformance.case import Case
 
 # a: 4 GPUs, b: 2. x: a 1/2/4 → 1, 1.8, 3; b 1/2 → 2, 3.5. y: a 1/2 → 1, 1.9; b 1 → 1.5. z: a 1.

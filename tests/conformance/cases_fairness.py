@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 from tests.conformance.case import Case
 from tests.formulations.fairness.test_hierarchical import FAIRNESS
 from tests.formulations.fairness.test_space_sharing import pair_snapshot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.case import Case
 

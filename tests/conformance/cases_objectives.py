@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.case import Case
 

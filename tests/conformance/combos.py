@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from solver.backends import AUTO, Feature, backend_names, get_backend
+from apportion.solver.backends import AUTO, Feature, backend_names, get_backend
 
 # First-order methods whose "optimal" is not certified: HiGHS's PDLP may answer "Unknown" (our
 # FEASIBLE) at the optimum within 1e-6, and its duals are then not to be trusted.

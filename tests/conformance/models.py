@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from solver.model import INF, CompiledModel, Model, Sense
-from solver.status import Status
+from apportion.solver.model import INF, CompiledModel, Model, Sense
+from apportion.solver.status import Status
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver import Status, solve
-from solver.backends import Feature
+from apportion.solver import Status, solve
+from apportion.solver.backends import Feature
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.combos import FIRST_ORDER, backend_solvers
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from solver import Status, solve
-from solver.backends import Feature
-from solver.registry import find_policy
+from apportion.solver import Status, solve
+from apportion.solver.backends import Feature
+from apportion.solver.registry import find_policy
 from tests.conformance.case import Case, all_cases
 from tests.conformance.combos import FIRST_ORDER, backend_solvers, pair_id
 

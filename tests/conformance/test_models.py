@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from solver.backends import Feature, SolveSettings, get_backend
-from solver.backends.verify import FEASIBILITY_TOLERANCE, violation
-from solver.status import Status
+from apportion.solver.backends import Feature, SolveSettings, get_backend
+from apportion.solver.backends.verify import FEASIBILITY_TOLERANCE, violation
+from apportion.solver.status import Status
 from tests.conformance.combos import FIRST_ORDER, backend_solvers, pair_id
 from tests.conformance.models import MODEL_CASES, ModelCase
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mechanism import PairShare, Round, Rule, next_round
-from solver.snapshot import Snapshot, parse_snapshot
+from apportion.mechanism import PairShare, Round, Rule, next_round
+from apportion.solver.snapshot import Snapshot, parse_snapshot
 
 ROUND = 360.0  # seconds, Gavel's round length
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mechanism import PairShare, next_round
-from solver.errors import InputError
-from solver.snapshot import parse_snapshot
+from apportion.mechanism import PairShare, next_round
+from apportion.solver.errors import InputError
+from apportion.solver.snapshot import parse_snapshot
 from tests.mechanism.rounds_checks import ROUND, cluster
 
 SNAPSHOT = cluster({"v": ("v100", 4), "k": ("k80", 2)}, [("a", 1), ("b", 1), ("c", 2)])

@@ -25,9 +25,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechanism import Rule, next_round
-from solver import solve
-from solver.snapshot import parse_snapshot
+from apportion.mechanism import Rule, next_round
+from apportion.solver import solve
+from apportion.solver.snapshot import parse_snapshot
 from tests.mechanism.rounds_checks import ROUND, Replay, allocation_of_result
 
 TYPES = ("v100", "p100", "k80")

@@ -3,7 +3,7 @@ fragment the nodes, and never silently dropped."""
 
 from __future__ import annotations
 
-from mechanism.elastic import Want, place
+from apportion.mechanism.elastic import Want, place
 
 NODES = [(f"n{i}", 4, "t4") for i in range(3)] + [("a0", 8, "a100")]
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mechanism import Planner, Round, next_round
-from mechanism.placement import fewest_nodes
-from solver.errors import InputError
-from solver.snapshot import Snapshot
+from apportion.mechanism import Planner, Round, next_round
+from apportion.mechanism.placement import fewest_nodes
+from apportion.solver.errors import InputError
+from apportion.solver.snapshot import Snapshot
 from tests.mechanism.rounds_checks import ROUND, Replay, assert_valid_round, cluster
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mechanism import next_round
+from apportion.mechanism import next_round
 from tests.mechanism.rounds_checks import ROUND, Replay, assert_valid_round, cluster
 
 GAVEL_NODES = {"v": ("v100", 1), "p": ("p100", 1), "k": ("k80", 1)}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mechanism import PairShare, allocation_of, next_round
-from solver import solve
+from apportion.mechanism import PairShare, allocation_of, next_round
+from apportion.solver import solve
 from tests.mechanism.rounds_checks import ROUND, Replay, assert_valid_round, cluster
 
 
@@ -71,7 +71,7 @@ def test_space_sharing_allocation_from_the_policy_is_enacted() -> None:
     result = solve(snapshot, policy="max_min_fairness", options={"space_sharing": True})
     allocation, pairs = allocation_of(result)
     assert pairs and pairs[0].allocation["g"] == pytest.approx(1.0)
-    from solver.snapshot import parse_snapshot
+    from apportion.solver.snapshot import parse_snapshot
 
     rnd = next_round(parse_snapshot(snapshot), allocation, {}, pairs=pairs)
     assert {(a.job, a.shared_with) for a in rnd.assignments} == {("a", "b"), ("b", "a")}

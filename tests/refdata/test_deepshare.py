@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from formulations.placement.contention import ContentionLookup, Source
-from refdata import FIXTURES, SOURCE
-from refdata.deepshare import main, read_contention_csv
-from solver import InputError
+from apportion.formulations.placement.contention import ContentionLookup, Source
+from apportion.refdata import FIXTURES, SOURCE
+from apportion.refdata.deepshare import main, read_contention_csv
+from apportion.solver import InputError
 from tests.cli_runner import invoke
 
 MATRIX = SOURCE / "deepshare_shared_thp_ratio.csv"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from refdata import sia
+from apportion.refdata import sia
 
 
 def test_saturn_workload_one_is_the_documented_mix() -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from refdata.space_sharing import gavel_pairs, gavel_sharing_snapshot, with_entities
-from refdata.synthetic import gavel_snapshot, load_gavel_table
-from solver import parse_snapshot
+from apportion.refdata.space_sharing import gavel_pairs, gavel_sharing_snapshot, with_entities
+from apportion.refdata.synthetic import gavel_snapshot, load_gavel_table
+from apportion.solver import parse_snapshot
 
 
 def test_pairs_keep_each_members_throughput() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simulator.trace import Cluster, Deadline, Trace, TraceJob
+from apportion.simulator.trace import Cluster, Deadline, Trace, TraceJob
 
 
 def job(

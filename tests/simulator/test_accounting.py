@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.result import SimulationResult
-from simulator.sources import TraceSpec
-from simulator.trace import Deadline, Trace
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.result import SimulationResult
+from apportion.simulator.sources import TraceSpec
+from apportion.simulator.trace import Deadline, Trace
 from tests.simulator.helpers import job, trace
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.clients import ApportionPolicy
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.policies import make_decider
-from simulator.trace import Deadline
+from apportion.simulator.clients import ApportionPolicy
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.policies import make_decider
+from apportion.simulator.trace import Deadline
 from tests.simulator.helpers import job, trace
 
 ROUND = 100.0

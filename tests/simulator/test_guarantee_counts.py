@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from simulator.enact.common import CallLog
-from simulator.engine import Series
-from simulator.metrics import calls_frame, records, summarize, timeseries
-from simulator.state import DONE, JobTable
-from simulator.trace import Deadline
+from apportion.simulator.enact.common import CallLog
+from apportion.simulator.engine import Series
+from apportion.simulator.metrics import calls_frame, records, summarize, timeseries
+from apportion.simulator.state import DONE, JobTable
+from apportion.simulator.trace import Deadline
 from tests.simulator.helpers import job, trace
 
 HOUR = 3600.0

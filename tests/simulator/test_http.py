@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pandas as pd
 import pytest
 
-from simulator.clients import PolicyError
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.sources import TraceSpec
+from apportion.simulator.clients import PolicyError
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.sources import TraceSpec
 from tests.api.service import running_service
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from simulator.config import SimConfig
-from simulator.engine import simulate
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
 from tests.simulator.helpers import job, trace
 
 ROUND = 360.0

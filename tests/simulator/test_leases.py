@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.trace import Deadline
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.trace import Deadline
 from tests.simulator.helpers import job, trace
 
 LEASE = 600.0

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from solver.snapshot.contention import ClassDefault, ContentionTable
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.solver.snapshot.contention import ClassDefault, ContentionTable
 from tests.simulator.helpers import job, trace
 
 SPEED = {"gpu": 1.0}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simulator.config import Resolve, SimConfig
-from simulator.engine import Engine, simulate
-from simulator.trace import TraceJob
+from apportion.simulator.config import Resolve, SimConfig
+from apportion.simulator.engine import Engine, simulate
+from apportion.simulator.trace import TraceJob
 from tests.simulator.helpers import job, trace
 
 ROUND = 360.0

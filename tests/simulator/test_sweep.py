@@ -7,9 +7,9 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import pandas as pd
 import pytest
 
-from simulator.config import SimConfig
-from simulator.sources import TraceSpec
-from simulator.sweep import SweepSpec, default_executor, run_one, run_sweep
+from apportion.simulator.config import SimConfig
+from apportion.simulator.sources import TraceSpec
+from apportion.simulator.sweep import SweepSpec, default_executor, run_one, run_sweep
 
 SPEC = SweepSpec(
     policies=("max_min_fairness", ("srtf", {"preemptive": True})),

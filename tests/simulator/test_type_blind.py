@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator.config import SimConfig
-from simulator.engine import simulate
-from simulator.policies import check_policy, policy_names
-from simulator.snapshots import type_blind
-from simulator.sources import TraceSpec
-from simulator.traces.gavel import MINIMIZE_MAKESPAN_TRACE
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import simulate
+from apportion.simulator.policies import check_policy, policy_names
+from apportion.simulator.snapshots import type_blind
+from apportion.simulator.sources import TraceSpec
+from apportion.simulator.traces.gavel import MINIMIZE_MAKESPAN_TRACE
 
 
 def test_a_blind_snapshot_shows_each_job_its_mean_speed_where_it_runs() -> None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.fairness.max_min import MaxMinFairnessOptions
-from solver import InputError, Status, solve
-from solver.backends import Feature
-from solver.context import SolveContext
-from solver.model import Model, Sense
-from solver.options import SolveOptions
-from solver.pipeline import check_backend
-from solver.policy import Policy
+from apportion.formulations.fairness.max_min import MaxMinFairnessOptions
+from apportion.solver import InputError, Status, solve
+from apportion.solver.backends import Feature
+from apportion.solver.context import SolveContext
+from apportion.solver.model import Model, Sense
+from apportion.solver.options import SolveOptions
+from apportion.solver.pipeline import check_backend
+from apportion.solver.policy import Policy
 from tests.conformance.cases_max_min import TWO_BY_TWO
 from tests.conformance.combos import backend_solvers, pair_id
 

@@ -9,14 +9,14 @@ import highspy
 import numpy as np
 import pytest
 
-from solver import InputError, solve
-from solver.backends.names import portable_name, portable_names
-from solver.context import SolveContext
-from solver.model import Model, Sense
-from solver.options import SolveOptions
-from solver.pipeline import export_model
-from solver.registry import all_policies
-from solver.status import Status
+from apportion.solver import InputError, solve
+from apportion.solver.backends.names import portable_name, portable_names
+from apportion.solver.context import SolveContext
+from apportion.solver.model import Model, Sense
+from apportion.solver.options import SolveOptions
+from apportion.solver.pipeline import export_model
+from apportion.solver.registry import all_policies
+from apportion.solver.status import Status
 from tests.conformance.case import all_cases
 from tests.conformance.cases_max_min import TWO_BY_TWO
 

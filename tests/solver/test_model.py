@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from solver.model import INF, Model, Sense, Take
+from apportion.solver.model import INF, Model, Sense, Take
 
 
 def test_blocks_stack_into_one_matrix_with_labels() -> None:

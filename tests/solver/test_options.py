@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from solver import InputError, solve
-from solver.options import MAX_THREADS, SolveOptions
+from apportion.solver import InputError, solve
+from apportion.solver.options import MAX_THREADS, SolveOptions
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
 
@@ -87,7 +87,7 @@ def test_a_policy_option_of_the_wrong_type_is_named_not_coerced(
 def test_placement_shapes_still_come_as_json_gives_them() -> None:
     import json
 
-    from refdata import FIXTURES
+    from apportion.refdata import FIXTURES
 
     snapshot = json.loads((FIXTURES / "deepshare_cluster.json").read_text())
     result = solve(

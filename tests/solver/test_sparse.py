@@ -11,7 +11,7 @@ PROBE = """
 import json, sys
 import numpy
 exported, listed = list(numpy.__all__), sorted(dir(numpy))
-from solver.sparse import sp
+from apportion.solver.sparse import sp
 skipped = sorted(m for m in ("numpy.f2py", "numpy.testing", "numpy.polynomial") if m in sys.modules)
 same = numpy.__all__ == exported and sorted(dir(numpy)) == listed
 from scipy._lib._array_api import array_namespace
@@ -36,5 +36,5 @@ def test_scipy_sparse_loads_without_numpys_tools_and_numpy_is_left_as_it_was() -
 
 
 def test_an_earlier_scipy_import_is_used_as_it_is() -> None:
-    probe = "import scipy.sparse, sys\nfrom solver.sparse import sp\nassert sp is scipy.sparse\n"
+    probe = "import scipy.sparse, sys\nfrom apportion.solver.sparse import sp\nassert sp is scipy.sparse\n"
     subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapters.slurm.controller import Controller, Outcome, Settings
-from adapters.slurm.plan import Kind
-from adapters.slurm.planner import LocalPlanner, Planner
-from adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs
+from apportion.adapters.slurm.controller import Controller, Outcome, Settings
+from apportion.adapters.slurm.plan import Kind
+from apportion.adapters.slurm.planner import LocalPlanner, Planner
+from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs
 from tests.adapters.slurm.cluster import GPUS_PER_NODE, NODES, Cluster
 
 TABLE = {

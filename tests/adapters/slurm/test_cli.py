@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slurm.cli import main
+from apportion.adapters.slurm.cli import main
 from tests.adapters.slurm.cluster import Cluster, free_ports
 from tests.adapters.slurm.driving import TABLE, fingerprint, running_soon, submit
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _run(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "adapters.slurm", *args],
+        [sys.executable, "-m", "apportion.adapters.slurm", *args],
         cwd=ROOT,
         env=env or dict(os.environ),
         capture_output=True,

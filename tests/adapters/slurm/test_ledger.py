@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slurm import ledger
-from adapters.slurm.ledger import Ledger
-from adapters.slurm.slurmcli import SlurmJob, parse_jobs
+from apportion.adapters.slurm import ledger
+from apportion.adapters.slurm.ledger import Ledger
+from apportion.adapters.slurm.slurmcli import SlurmJob, parse_jobs
 from tests.adapters.slurm.samples import RECORDED_AT, squeue
 
 NOW = RECORDED_AT + 10  # 10 s after the recording

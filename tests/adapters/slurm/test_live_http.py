@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from adapters.slurm.planner import RemotePlanner
+from apportion.adapters.slurm.planner import RemotePlanner
 from tests.adapters.slurm.cluster import Cluster, free_ports
 from tests.adapters.slurm.driving import assert_enacted, controller, fingerprint, settle, submit
 from tests.api.service import running_service, stop

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from adapters.slurm.plan import Kind
+from apportion.adapters.slurm.plan import Kind
 from tests.adapters.slurm.cluster import Cluster
 from tests.adapters.slurm.driving import (
     assert_enacted,

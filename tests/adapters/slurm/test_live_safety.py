@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from adapters.slurm.plan import Kind
+from apportion.adapters.slurm.plan import Kind
 from tests.adapters.slurm.cluster import Cluster
 from tests.adapters.slurm.driving import (
     assert_enacted,

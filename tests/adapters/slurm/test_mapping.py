@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.slurm.mapping import Mapped, Unmapped, check_columns, load_table, map_job
-from adapters.slurm.slurmcli import parse_jobs
-from solver.errors import InputError
+from apportion.adapters.slurm.mapping import Mapped, Unmapped, check_columns, load_table, map_job
+from apportion.adapters.slurm.slurmcli import parse_jobs
+from apportion.solver.errors import InputError
 from tests.adapters.slurm.samples import TABLE, squeue
 
 

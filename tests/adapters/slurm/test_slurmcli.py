@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slurm.slurmcli import SlurmError, parse_jobs, parse_nodes, without_type_feature
+from apportion.adapters.slurm.slurmcli import (
+    SlurmError,
+    parse_jobs,
+    parse_nodes,
+    without_type_feature,
+)
 from tests.adapters.slurm.samples import sinfo, squeue
 
 

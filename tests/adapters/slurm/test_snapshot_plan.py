@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import math
 
-from adapters.slurm.plan import PRIORITY_TOP, Kind, plan_round, render
-from adapters.slurm.planner import LocalPlanner
-from adapters.slurm.slurmcli import parse_jobs, parse_nodes
-from adapters.slurm.snapshot import View, build_view
-from mechanism import Assignment, Round
+from apportion.adapters.slurm.plan import PRIORITY_TOP, Kind, plan_round, render
+from apportion.adapters.slurm.planner import LocalPlanner
+from apportion.adapters.slurm.slurmcli import parse_jobs, parse_nodes
+from apportion.adapters.slurm.snapshot import View, build_view
+from apportion.mechanism import Assignment, Round
 from tests.adapters.slurm.samples import TABLE, sinfo, squeue
 
 RECEIVED = {"1": {"v100": 8.0}, "2": {"k80": 2.0, "v100": 5.0}, "3": {"v100": 8.0}}

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.deadlines.lease_plan import greedy_plan
-from formulations.deadlines.problem import lease_problem
-from refdata.chronus import philly_like_snapshot
-from solver import InputError, Status, parse_snapshot, solve
-from solver.arrays import ClusterArrays
+from apportion.formulations.deadlines.lease_plan import greedy_plan
+from apportion.formulations.deadlines.problem import lease_problem
+from apportion.refdata.chronus import philly_like_snapshot
+from apportion.solver import InputError, Status, parse_snapshot, solve
+from apportion.solver.arrays import ClusterArrays
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_answer, leases_needed, ru
 

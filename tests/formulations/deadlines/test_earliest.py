@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.deadlines.earliest import earliest
-from formulations.deadlines.lease_plan import greedy_plan
-from formulations.deadlines.problem import lease_problem
-from solver import parse_snapshot, solve
-from solver.arrays import ClusterArrays
-from solver.context import SolveContext, TimeBudget
-from solver.explain import Reason
-from solver.options import SolveOptions
+from apportion.formulations.deadlines.earliest import earliest
+from apportion.formulations.deadlines.lease_plan import greedy_plan
+from apportion.formulations.deadlines.problem import lease_problem
+from apportion.solver import parse_snapshot, solve
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.context import SolveContext, TimeBudget
+from apportion.solver.explain import Reason
+from apportion.solver.options import SolveOptions
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_answer
 

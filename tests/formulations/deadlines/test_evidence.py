@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from solver import Status, solve
-from solver.explain import Reason
+from apportion.solver import Status, solve
+from apportion.solver.explain import Reason
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 
 POLICY = "deadline_admission"
@@ -137,12 +137,12 @@ def test_the_solver_report_still_speaks_for_the_answer() -> None:
 def test_a_plain_solve_builds_and_imports_nothing_for_explanations() -> None:
     code = (
         "import sys\n"
-        "from solver import solve\n"
+        "from apportion.solver import solve\n"
         "from tests.conformance.cases_deadlines import cluster, job\n"
         "data = cluster(1, job('a', 8, 1, (1, 10)), job('b', 8, 1, (1, 5)))\n"
         "assert solve(data, policy='deadline_admission').explanation is None\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('solver.explain', "
-        "'formulations.deadlines.evidence', 'formulations.deadlines.earliest'))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('apportion.solver.explain', "
+        "'apportion.formulations.deadlines.evidence', 'apportion.formulations.deadlines.earliest'))))\n"
     )
     root = Path(__file__).resolve().parents[3]
     done = subprocess.run(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solver import SolveResult, Status, solve
+from apportion.solver import SolveResult, Status, solve
 from tests.conformance.cases_deadlines import LEASE, cluster, job
 from tests.deadline_checks import assert_valid_placements, slots_of
 

@@ -7,8 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations.deadlines.packing import PlacementError, fill, fit, place_consolidated, shrink
-from formulations.deadlines.problem import round_up, size_ladder
+from apportion.formulations.deadlines.packing import (
+    PlacementError,
+    fill,
+    fit,
+    place_consolidated,
+    shrink,
+)
+from apportion.formulations.deadlines.problem import round_up, size_ladder
 
 
 def test_round_up_on_eight_gpu_nodes() -> None:

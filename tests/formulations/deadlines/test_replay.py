@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from refdata.chronus import load_mix2_head, replay, replay_jobs
-from simulator.config import SimConfig
-from simulator.engine import Engine
-from simulator.sources import chronus_sample
+from apportion.refdata.chronus import load_mix2_head, replay, replay_jobs
+from apportion.simulator.config import SimConfig
+from apportion.simulator.engine import Engine
+from apportion.simulator.sources import chronus_sample
 
 
 def test_every_guaranteed_job_finishes_by_its_deadline_in_the_replay() -> None:

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.elastic.goodput import JobModel, PerfParams, best_batch
-from formulations.elastic.shapes import node_shapes
-from solver import solve
+from apportion.formulations.elastic.goodput import JobModel, PerfParams, best_batch
+from apportion.formulations.elastic.shapes import node_shapes
+from apportion.solver import solve
 
 PARAMS = {"alpha_c": 0.02, "beta_c": 0.0007, "alpha_n": 0.09, "beta_n": 0.002,
           "alpha_r": 0.07, "beta_r": 0.0001, "gamma": 1.24}  # fmt: skip

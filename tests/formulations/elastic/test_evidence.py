@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from solver import solve
+from apportion.solver import solve
 from tests.conformance.cases_elastic import SHARES, TWO_TYPES
 from tests.formulations.elastic import brute
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.elastic.fit import FLOOR, fit_perf_params
-from formulations.elastic.goodput import (
+from apportion.formulations.elastic.fit import FLOOR, fit_perf_params
+from apportion.formulations.elastic.goodput import (
     PerfParams,
     compute_time,
     iteration_time,
     network_time,
     sync_step_time,
 )
-from refdata import sia
+from apportion.refdata import sia
 
 TRUE = PerfParams(0.05, 0.004, 0.12, 0.01, 0.03, 0.004, 1.8)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.elastic.goodput import (
+from apportion.formulations.elastic.goodput import (
     JobModel,
     PerfParams,
     best_batch,
@@ -15,7 +15,7 @@ from formulations.elastic.goodput import (
     network_time,
     throughput,
 )
-from refdata import sia
+from apportion.refdata import sia
 
 PARAMS = PerfParams(0.1, 0.01, 0.2, 0.02, 0.05, 0.005, 2.0)
 

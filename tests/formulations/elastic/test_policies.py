@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solver import InputError, Status, solve
+from apportion.solver import InputError, Status, solve
 from tests.conformance.cases_elastic import SHARES, TWO_TYPES
 from tests.formulations.elastic import brute
 

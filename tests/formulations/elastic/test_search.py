@@ -10,10 +10,10 @@ import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_matrix
 
-from formulations.elastic.search import GUIDED_COLUMNS
-from refdata.sia import SIA_CLUSTER, scale_workload
-from refdata.sia_snapshots import round_snapshot
-from solver import solve
+from apportion.formulations.elastic.search import GUIDED_COLUMNS
+from apportion.refdata.sia import SIA_CLUSTER, scale_workload
+from apportion.refdata.sia_snapshots import round_snapshot
+from apportion.solver import solve
 
 
 def _sia_optimum(snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1) -> float:

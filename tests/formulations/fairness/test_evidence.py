@@ -10,21 +10,21 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.fairness.common import plain_input
-from formulations.fairness.level_solvers import ColdLevels
-from formulations.fairness.max_min import MaxMinFairnessOptions
-from formulations.fairness.pareto import ceiling_level, floored
-from formulations.fairness.run import solve_once
-from formulations.fairness.share_input import ShareInput
-from formulations.fairness.share_lp import LevelState
-from refdata.synthetic import random_snapshot
-from solver import solve
-from solver.arrays import ClusterArrays
-from solver.backends import LpMethod
-from solver.context import SolveContext
-from solver.options import SolveOptions
-from solver.snapshot import parse_snapshot
-from solver.status import Status
+from apportion.formulations.fairness.common import plain_input
+from apportion.formulations.fairness.level_solvers import ColdLevels
+from apportion.formulations.fairness.max_min import MaxMinFairnessOptions
+from apportion.formulations.fairness.pareto import ceiling_level, floored
+from apportion.formulations.fairness.run import solve_once
+from apportion.formulations.fairness.share_input import ShareInput
+from apportion.formulations.fairness.share_lp import LevelState
+from apportion.refdata.synthetic import random_snapshot
+from apportion.solver import solve
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.backends import LpMethod
+from apportion.solver.context import SolveContext
+from apportion.solver.options import SolveOptions
+from apportion.solver.snapshot import parse_snapshot
+from apportion.solver.status import Status
 
 SEEDS = range(16)
 # (backend, relative step, tolerance): an interior point is accurate to ~1e-8, so its

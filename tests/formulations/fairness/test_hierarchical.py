@@ -9,8 +9,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from refdata.synthetic import load_gavel_table, random_snapshot
-from solver import InputError, Status, solve
+from apportion.refdata.synthetic import load_gavel_table, random_snapshot
+from apportion.solver import InputError, Status, solve
 from tests.fairness_reference import Instance, check_result, reference_water_filling
 
 

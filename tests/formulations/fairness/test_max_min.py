@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import Status, solve
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import Status, solve
 from tests.allocation_checks import assert_feasible_allocation, normalized_shares
 from tests.conformance.cases_max_min import SCALE_FACTORS, TWO_BY_TWO, UNPLACEABLE, WEIGHTS
 

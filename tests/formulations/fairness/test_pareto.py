@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.fairness import level_solvers, run
-from refdata.synthetic import random_snapshot
-from solver import SolveResult, Status, solve
-from solver.backends import Solution
+from apportion.formulations.fairness import level_solvers, run
+from apportion.refdata.synthetic import random_snapshot
+from apportion.solver import SolveResult, Status, solve
+from apportion.solver.backends import Solution
 from tests.allocation_checks import allocation_matrix
 from tests.conftest import load_fixture
 from tests.fairness_reference import Instance, check_result

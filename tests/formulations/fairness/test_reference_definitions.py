@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from refdata.synthetic import random_snapshot
-from solver import Status, solve
+from apportion.refdata.synthetic import random_snapshot
+from apportion.solver import Status, solve
 from tests.allocation_checks import allocation_matrix
 from tests.conformance.cases_max_min import AGNOSTIC
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from refdata.space_sharing import gavel_pairs, gavel_sharing_snapshot
-from refdata.synthetic import gavel_snapshot, load_gavel_table, random_snapshot
-from solver import InputError, Status, solve
+from apportion.refdata.space_sharing import gavel_pairs, gavel_sharing_snapshot
+from apportion.refdata.synthetic import gavel_snapshot, load_gavel_table, random_snapshot
+from apportion.solver import InputError, Status, solve
 from tests.fairness_reference import Instance, check_result, leximin_gap
 
 POLICIES = ["max_min_fairness", "water_filling"]

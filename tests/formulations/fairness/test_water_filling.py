@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.fairness.level_solvers import WarmLevels
-from refdata.synthetic import gavel_snapshot, random_snapshot
-from solver import Status, solve
-from solver.backends import Solution
+from apportion.formulations.fairness.level_solvers import WarmLevels
+from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
+from apportion.solver import Status, solve
+from apportion.solver.backends import Solution
 from tests.fairness_reference import Instance, check_result, leximin_gap, reference_water_filling
 
 # Three GPU types with one GPU each, T = 1 everywhere a job runs, so prop = 1/3 and u = 3x.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.objectives.demand_groups import (
+from apportion.formulations.objectives.demand_groups import (
     inconsistent_groups,
     interval_ids,
     job_classes,

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.objectives import fifo
-from solver import InputError, Status, solve
+from apportion.formulations.objectives import fifo
+from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.cases_objectives import FIFO, FIFO_GAVEL
 from tests.formulations.fairness.lp_oracle import Cluster, random_snapshot

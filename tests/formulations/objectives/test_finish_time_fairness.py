@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver import InputError, Status, solve
+from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.cases_objectives import FTF, FTF_ISOLATED
 from tests.formulations.fairness.lp_oracle import Cluster, bisect, random_snapshot

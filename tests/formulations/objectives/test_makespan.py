@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from refdata.synthetic import gavel_snapshot
-from solver import InputError, Status, solve
+from apportion.refdata.synthetic import gavel_snapshot
+from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
 from tests.formulations.fairness.lp_oracle import Cluster, bisect, random_snapshot
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from solver import InputError, Status, solve
+from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
 from tests.formulations.fairness.lp_oracle import Cluster, random_snapshot
 

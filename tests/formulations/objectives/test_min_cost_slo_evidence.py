@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from solver import solve
-from solver.explain import Reason
+from apportion.solver import solve
+from apportion.solver.explain import Reason
 
 POLICY = "min_cost_slo"
 
@@ -141,13 +141,13 @@ def test_the_solver_report_still_speaks_for_the_answer() -> None:
 def test_a_plain_solve_builds_and_imports_nothing_for_explanations() -> None:
     code = (
         "import sys\n"
-        "from solver import solve\n"
+        "from apportion.solver import solve\n"
         "data = {'now': 0, 'gpu_types': [{'name': 'g', 'count': 1, 'price_per_hour': 1.0}],\n"
         "        'jobs': [{'id': i, 'throughput': {'g': 1}, 'steps_remaining': 10,\n"
         "                  'deadline': 15} for i in 'ab']}\n"
         "assert solve(data, policy='min_cost_slo').summary['slo_met'] == 1\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('solver.explain', "
-        "'formulations.objectives.min_cost_slo_evidence'))))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('apportion.solver.explain', "
+        "'apportion.formulations.objectives.min_cost_slo_evidence'))))\n"
     )
     root = Path(__file__).resolve().parents[3]
     done = subprocess.run(

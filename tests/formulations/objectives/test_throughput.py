@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver import InputError, Status, solve
+from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.cases_objectives import THROUGHPUT
 from tests.formulations.fairness.lp_oracle import Cluster, random_snapshot

@@ -8,7 +8,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-from solver import SolveResult
+from apportion.solver import SolveResult
 
 Config = tuple[str, int, int]
 

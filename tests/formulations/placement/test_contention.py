@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from formulations.placement.contention import ContentionLookup, Source
-from solver.snapshot.contention import ContentionTable
+from apportion.formulations.placement.contention import ContentionLookup, Source
+from apportion.solver.snapshot.contention import ContentionTable
 
 
 def _table(entries: list[tuple[tuple, tuple, float]], defaults=()) -> ContentionTable:

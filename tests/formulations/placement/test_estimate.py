@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from formulations.placement.answer import check_feasible
-from formulations.placement.estimate import build, piece_costs
-from formulations.placement.evaluate import evaluate
-from formulations.placement.instance import Instance, build_instance
-from formulations.placement.pooled.decode import decode
-from solver.context import SolveContext
-from solver.options import SolveOptions
-from solver.snapshot import Snapshot
+from apportion.formulations.placement.answer import check_feasible
+from apportion.formulations.placement.estimate import build, piece_costs
+from apportion.formulations.placement.evaluate import evaluate
+from apportion.formulations.placement.instance import Instance, build_instance
+from apportion.formulations.placement.pooled.decode import decode
+from apportion.solver.context import SolveContext
+from apportion.solver.options import SolveOptions
+from apportion.solver.snapshot import Snapshot
 from tests.formulations.placement.brute import brute_force, contention_json, random_instance
 
 SHAPES = {1: [(1, 1)], 2: [(1, 2), (2, 1)], 4: [(1, 4), (2, 2), (4, 1)]}

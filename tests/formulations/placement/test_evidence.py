@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from solver import solve
+from apportion.solver import solve
 from tests.formulations.placement.test_reference import PARTING
 
 

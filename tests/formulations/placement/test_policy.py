@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from refdata import SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
-from solver import Status, solve
+from apportion.refdata import SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.solver import Status, solve
 from tests.formulations.placement.brute import (
     assert_valid_placement,
     brute_force,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from refdata import SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
-from solver import InputError, Status, solve
+from apportion.refdata import SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.solver import InputError, Status, solve
 from tests.formulations.placement.brute import (
     assert_valid_placement,
     brute_force,

@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from formulations.placement.greedy import greedy
-from formulations.placement.instance import build_instance, default_shapes
-from formulations.placement.model import canonical
-from formulations.placement.options import ContentionPlacementOptions
-from formulations.placement.per_candidate import build, start_vector
-from refdata import FIXTURES, SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
-from solver import InputError, Status, parse_snapshot, solve
+from apportion.formulations.placement.greedy import greedy
+from apportion.formulations.placement.instance import build_instance, default_shapes
+from apportion.formulations.placement.model import canonical
+from apportion.formulations.placement.options import ContentionPlacementOptions
+from apportion.formulations.placement.per_candidate import build, start_vector
+from apportion.refdata import FIXTURES, SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.solver import InputError, Status, parse_snapshot, solve
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from collections import Counter
 
 import pytest
 
-from refdata.sia import SIA_CLUSTER, workload
-from simulator.elastic.engine import Decision, ElasticConfig, node_list, simulate_elastic
-from simulator.elastic.jobs import ElasticJob
-from simulator.elastic.policies import ApportionElastic
+from apportion.refdata.sia import SIA_CLUSTER, workload
+from apportion.simulator.elastic.engine import Decision, ElasticConfig, node_list, simulate_elastic
+from apportion.simulator.elastic.jobs import ElasticJob
+from apportion.simulator.elastic.policies import ApportionElastic
 
 JOBS = workload("saturn", 1)[:8]
 
@@ -49,7 +49,7 @@ def test_max_time_stops_the_run() -> None:
 
 
 def test_time_shares_are_enacted_by_deficit() -> None:
-    from simulator.elastic.policies import SharedElastic
+    from apportion.simulator.elastic.policies import SharedElastic
 
     class CheckedShares(Checked, SharedElastic):
         pass

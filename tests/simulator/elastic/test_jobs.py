@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from refdata.sia import application
-from simulator.elastic.jobs import ElasticJob
+from apportion.refdata.sia import application
+from apportion.simulator.elastic.jobs import ElasticJob
 
 # placements-aws.csv of cifar10, one GPU: (91, 0.07591350078582763) and (129, 0.10385050773620605)
 STEP_128 = 0.07591350078582763 + (128 - 91) / (129 - 91) * (

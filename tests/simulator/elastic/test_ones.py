@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from refdata.sia import SIA_CLUSTER, application, workload
-from simulator.elastic.engine import simulate_elastic
-from simulator.elastic.jobs import ElasticJob
-from simulator.elastic.ones import OnesSearch
+from apportion.refdata.sia import SIA_CLUSTER, application, workload
+from apportion.simulator.elastic.engine import simulate_elastic
+from apportion.simulator.elastic.jobs import ElasticJob
+from apportion.simulator.elastic.ones import OnesSearch
 from tests.simulator.elastic.test_engine import JOBS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.elastic.truth import canonical, truth
+from apportion.simulator.elastic.truth import canonical, truth
 
 
 def test_a_measured_placement_interpolates_in_the_micro_batch() -> None:

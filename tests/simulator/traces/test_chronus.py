@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from simulator.trace import Deadline
-from simulator.traces import TraceError, read_chronus, read_chronus_csv, read_chronus_json
-from simulator.traces.chronus import MIX1_FIRST_2H, MIX2_FIRST_2H, MIX2_HEAD_CSV, ZERO_GPU
+from apportion.simulator.trace import Deadline
+from apportion.simulator.traces import TraceError, read_chronus, read_chronus_csv, read_chronus_json
+from apportion.simulator.traces.chronus import MIX1_FIRST_2H, MIX2_FIRST_2H, MIX2_HEAD_CSV, ZERO_GPU
 
 HEADER = (
     "job_id,user,num_gpu,submit_time,iterations,model_name,duration,interval,"

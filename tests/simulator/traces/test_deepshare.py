@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from simulator.traces import TraceError, read_deepshare_trace
-from simulator.traces.deepshare import (
+from apportion.simulator.traces import TraceError, read_deepshare_trace
+from apportion.simulator.traces.deepshare import (
     SIMULATE_TRACE0,
     TRACE0,
     read_isolated_throughputs,
@@ -123,7 +123,7 @@ def test_a_file_that_is_not_json_is_an_error_with_its_line(tmp_path: Path) -> No
 
 
 def test_the_bundled_trace_is_the_one_refdata_reads() -> None:
-    from refdata.deepshare import read_trace
+    from apportion.refdata.deepshare import read_trace
 
     raw = read_trace(TRACE0)
     jobs = read_deepshare_trace().jobs

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from refdata.synthetic import load_gavel_table
-from simulator.trace import Cluster
-from simulator.traces import GAVEL_PHYSICAL_CLUSTER, TraceError, read_gavel_trace
-from simulator.traces.gavel import MAX_MIN_FAIRNESS_TRACE, MINIMIZE_MAKESPAN_TRACE
-from solver.errors import InputError
+from apportion.refdata.synthetic import load_gavel_table
+from apportion.simulator.trace import Cluster
+from apportion.simulator.traces import GAVEL_PHYSICAL_CLUSTER, TraceError, read_gavel_trace
+from apportion.simulator.traces.gavel import MAX_MIN_FAIRNESS_TRACE, MINIMIZE_MAKESPAN_TRACE
+from apportion.solver.errors import InputError
 
 # The first line of max_min_fairness.trace, fields as published (TAB-separated).
 FIRST = (

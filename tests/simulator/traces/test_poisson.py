@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from refdata.synthetic import load_gavel_table
-from simulator.trace import Cluster
-from simulator.traces import GAVEL_SIMULATED_CLUSTER, poisson_trace
-from solver.errors import InputError
+from apportion.refdata.synthetic import load_gavel_table
+from apportion.simulator.trace import Cluster
+from apportion.simulator.traces import GAVEL_SIMULATED_CLUSTER, poisson_trace
+from apportion.solver.errors import InputError
 
 
 def test_the_same_seed_gives_the_same_trace_and_another_seed_another() -> None:

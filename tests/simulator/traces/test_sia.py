@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from refdata.sia import application, workload
-from simulator.traces.sia import read_sia_rigid, rigid_placement, rigid_steps
+from apportion.refdata.sia import application, workload
+from apportion.simulator.traces.sia import read_sia_rigid, rigid_placement, rigid_steps
 
 
 def test_rigid_steps_are_the_runs_last_epoch() -> None:

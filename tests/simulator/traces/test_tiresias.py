@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.traces import TraceError, read_tiresias_csv
+from apportion.simulator.traces import TraceError, read_tiresias_csv
 
 HEADER = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval"
 

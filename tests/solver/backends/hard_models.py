@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from solver.model import CompiledModel, Model, Sense
+from apportion.solver.model import CompiledModel, Model, Sense
 
 
 def market_split(rows: int = 3, columns: int = 30, seed: int = 7) -> CompiledModel:

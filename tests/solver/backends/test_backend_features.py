@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from solver.backends import Feature, SolveSettings, capable_of, get_backend
-from solver.backends.cvxpy_backend import mip_capable, to_cvxpy
-from solver.model import Model, Sense
-from solver.status import Status
+from apportion.solver.backends import Feature, SolveSettings, capable_of, get_backend
+from apportion.solver.backends.cvxpy_backend import mip_capable, to_cvxpy
+from apportion.solver.model import Model, Sense
+from apportion.solver.status import Status
 from tests.conformance.models import milp_mixed
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.backends import LpMethod, SolveSettings, get_backend
-from solver.model import Model, Sense
-from solver.status import Status
+from apportion.solver.backends import LpMethod, SolveSettings, get_backend
+from apportion.solver.model import Model, Sense
+from apportion.solver.status import Status
 
 LP_BACKENDS = ["highs", "clarabel"]
 
@@ -67,11 +67,11 @@ def test_highs_methods_agree(method: LpMethod) -> None:
 
 
 def test_exhausted_time_limit_without_a_point_is_time_limit() -> None:
-    from formulations.fairness.share_input import Entities, share_input
-    from formulations.fairness.share_lp import LevelState, build_share_lp
-    from refdata.synthetic import random_snapshot
-    from solver.arrays import ClusterArrays
-    from solver.snapshot import parse_snapshot
+    from apportion.formulations.fairness.share_input import Entities, share_input
+    from apportion.formulations.fairness.share_lp import LevelState, build_share_lp
+    from apportion.refdata.synthetic import random_snapshot
+    from apportion.solver.arrays import ClusterArrays
+    from apportion.solver.snapshot import parse_snapshot
 
     snapshot = parse_snapshot(random_snapshot(300, 3, seed=1))
     problem = ClusterArrays.from_snapshot(snapshot)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from solver.backends import Feature, SolveSettings, get_backend
-from solver.backends.verify import FEASIBILITY_TOLERANCE, violation
-from solver.status import Status
+from apportion.solver.backends import Feature, SolveSettings, get_backend
+from apportion.solver.backends.verify import FEASIBILITY_TOLERANCE, violation
+from apportion.solver.status import Status
 from tests.solver.backends.hard_models import market_split
 
 LIMIT = 20.0

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from solver.backends import Feature, SolveSettings, get_backend
-from solver.backends.verify import FEASIBILITY_TOLERANCE, violation
-from solver.status import Status
+from apportion.solver.backends import Feature, SolveSettings, get_backend
+from apportion.solver.backends.verify import FEASIBILITY_TOLERANCE, violation
+from apportion.solver.status import Status
 from tests.conformance.combos import backend_solvers, pair_id
 from tests.solver.backends.hard_models import market_split
 
@@ -39,7 +39,7 @@ def test_time_limit_returns_a_verified_incumbent(pair: tuple[str, str | None]) -
 def test_highs_options_are_passed_on_and_checked() -> None:
     import highspy
 
-    from solver.backends.highs import configure
+    from apportion.solver.backends.highs import configure
 
     model = market_split(4, 40)
     h = highspy.Highs()

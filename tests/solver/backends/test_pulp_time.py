@@ -10,9 +10,9 @@ from typing import Any
 import pulp
 import pytest
 
-from solver.backends import SolveSettings, get_backend
-from solver.backends.pulp_backend import MIN_SOLVER_SECONDS, make_solver
-from solver.status import Status
+from apportion.solver.backends import SolveSettings, get_backend
+from apportion.solver.backends.pulp_backend import MIN_SOLVER_SECONDS, make_solver
+from apportion.solver.status import Status
 from tests.solver.backends.hard_models import market_split
 
 LIMIT = 1.0

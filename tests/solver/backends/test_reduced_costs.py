@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.backends import SolveSettings, get_backend
-from solver.model import Model, Sense
+from apportion.solver.backends import SolveSettings, get_backend
+from apportion.solver.model import Model, Sense
 
 BACKENDS = ["highs", "clarabel", "cvxpy", "pulp"]
 

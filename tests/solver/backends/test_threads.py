@@ -13,12 +13,12 @@ import highspy
 import numpy as np
 import pytest
 
-from solver import solve
-from solver.backends import SolveSettings, get_backend
-from solver.backends.highs import SCHEDULER, to_highs_lp
-from solver.model import CompiledModel, Model, Sense
-from solver.options import MAX_THREADS
-from solver.status import Status
+from apportion.solver import solve
+from apportion.solver.backends import SolveSettings, get_backend
+from apportion.solver.backends.highs import SCHEDULER, to_highs_lp
+from apportion.solver.model import CompiledModel, Model, Sense
+from apportion.solver.options import MAX_THREADS
+from apportion.solver.status import Status
 from tests.conftest import load_fixture
 from tests.solver.backends.hard_models import market_split
 

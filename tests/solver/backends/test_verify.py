@@ -6,10 +6,10 @@ import numpy as np
 import pulp
 import pytest
 
-from solver.backends import SolveSettings
-from solver.backends.pulp_backend import PulpBackend
-from solver.backends.verify import settle, violation
-from solver.status import Status
+from apportion.solver.backends import SolveSettings
+from apportion.solver.backends.pulp_backend import PulpBackend
+from apportion.solver.backends.verify import settle, violation
+from apportion.solver.status import Status
 from tests.conformance.models import lp_max_le, milp_knapsack
 
 

@@ -18,7 +18,7 @@ PLACEMENT = str(FIXTURES / "deepshare_cluster.json")
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "solver", *args],
+        [sys.executable, "-m", "apportion", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -133,10 +133,10 @@ def test_an_option_value_nested_too_deeply() -> None:
 def test_an_unexpected_error_is_one_line_and_exit_one(tmp_path: Path) -> None:
     # A defect anywhere below the command line: a framework could print a rich traceback.
     (tmp_path / "sitecustomize.py").write_text(
-        "import solver.pipeline\n"
+        "import apportion.solver.pipeline\n"
         "def boom(*args, **kwargs):\n"
         "    raise RuntimeError('boom\\nsecond line')\n"
-        "solver.pipeline.solve = boom\n"
+        "apportion.solver.pipeline.solve = boom\n"
     )
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
     line = one_line(run(SNAPSHOT, env={"PYTHONPATH": path}), 1, "RuntimeError", "boom")

@@ -16,7 +16,7 @@ SNAPSHOT = FIXTURES / "gavel_physical_96.json"
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "solver", *args],
+        [sys.executable, "-m", "apportion", *args],
         capture_output=True,
         text=True,
         input=stdin,

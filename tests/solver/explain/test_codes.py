@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solver.explain import Reason
+from apportion.solver.explain import Reason
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "EXPLANATIONS.md"
 

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from formulations.fairness.max_min import POLICY as MAX_MIN
-from solver import solve
-from solver.arrays import ClusterArrays
-from solver.context import SolveContext
-from solver.explain import AllocationEvidence, Reason, explain
-from solver.options import SolveOptions
-from solver.snapshot import parse_snapshot
+from apportion.formulations.fairness.max_min import POLICY as MAX_MIN
+from apportion.solver import solve
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.context import SolveContext
+from apportion.solver.explain import AllocationEvidence, Reason, explain
+from apportion.solver.options import SolveOptions
+from apportion.solver.snapshot import parse_snapshot
 
 LP_BACKENDS = ["highs", "clarabel", "cvxpy", "pulp"]
 

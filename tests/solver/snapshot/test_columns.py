@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver import InputError, parse_snapshot, solve
-from solver.arrays import ClusterArrays
-from solver.snapshot import Snapshot
-from solver.snapshot.columns import JobColumns, job_columns
+from apportion.solver import InputError, parse_snapshot, solve
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.snapshot import Snapshot
+from apportion.solver.snapshot.columns import JobColumns, job_columns
 
 GPU_TYPES = [{"name": "k80", "count": 4}, {"name": "v100", "count": 2}]
 

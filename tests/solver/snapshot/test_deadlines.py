@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.main import app
-from solver import InputError, Status, parse_snapshot, solve
+from apportion.api.main import app
+from apportion.solver import InputError, Status, parse_snapshot, solve
 
 
 def cluster(**extra: Any) -> dict[str, Any]:
@@ -135,7 +135,7 @@ def test_cli_exits_2_with_a_one_line_reason(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(cluster(jobs=[slo("a", [(3600, 10)], scale_factor=40)])))
     done = subprocess.run(
-        [sys.executable, "-m", "solver", str(path), "--policy", "chronus"],
+        [sys.executable, "-m", "apportion", str(path), "--policy", "chronus"],
         capture_output=True,
         text=True,
         timeout=120,

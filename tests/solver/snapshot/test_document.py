@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from solver import InputError, parse_snapshot
-from solver.snapshot import Snapshot
+from apportion.solver import InputError, parse_snapshot
+from apportion.solver.snapshot import Snapshot
 
 
 def snapshot(**changes: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from solver import InputError
-from solver.snapshot import parse_snapshot
+from apportion.solver import InputError
+from apportion.solver.snapshot import parse_snapshot
 
 BASE: dict[str, Any] = {"gpu_types": [{"name": "a", "count": 4}]}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from solver import InputError, parse_snapshot
+from apportion.solver import InputError, parse_snapshot
 
 NODES = [{"id": "n0", "gpus": 8}, {"id": "n1", "gpus": 4}]
 

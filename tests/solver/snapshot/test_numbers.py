@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from solver import InputError, parse_snapshot, solve
-from solver.snapshot import Snapshot
-from solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE
+from apportion.solver import InputError, parse_snapshot, solve
+from apportion.solver.snapshot import Snapshot
+from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE
 from tests.conftest import FIXTURES
 
 Path = tuple[str | int, ...]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from solver import SolveResult, solve
-from solver.snapshot.types import MAX_MAGNITUDE, MIN_MAGNITUDE
+from apportion.solver import SolveResult, solve
+from apportion.solver.snapshot.types import MAX_MAGNITUDE, MIN_MAGNITUDE
 from tests.conformance.case import Case, all_cases
 
 Doc = dict[str, Any]

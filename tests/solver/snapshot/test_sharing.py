@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from solver import InputError, parse_snapshot
+from apportion.solver import InputError, parse_snapshot
 
 BASE = {
     "gpu_types": [{"name": "v100", "count": 2}],

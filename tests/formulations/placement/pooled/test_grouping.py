@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from formulations.placement.pooled.grouping import forced_first as _forced_first
-from formulations.placement.pooled.grouping import group_pieces as _group_pieces
+from apportion.formulations.placement.pooled.grouping import forced_first as _forced_first
+from apportion.formulations.placement.pooled.grouping import group_pieces as _group_pieces
 
 
 def test_pieces_in_order_when_that_keeps_nodes_distinct() -> None:

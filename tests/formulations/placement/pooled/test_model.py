@@ -13,14 +13,14 @@ import highspy
 import numpy as np
 import pytest
 
-from formulations.placement.instance import Instance, build_instance
-from formulations.placement.pooled.model import build
-from refdata import SOURCE
-from refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
-from solver.context import SolveContext
-from solver.options import SolveOptions
-from solver.pipeline import export_model
-from solver.snapshot import Snapshot
+from apportion.formulations.placement.instance import Instance, build_instance
+from apportion.formulations.placement.pooled.model import build
+from apportion.refdata import SOURCE
+from apportion.refdata.deepshare import read_contention_csv, read_trace, trace_snapshot
+from apportion.solver.context import SolveContext
+from apportion.solver.options import SolveOptions
+from apportion.solver.pipeline import export_model
+from apportion.solver.snapshot import Snapshot
 from tests.formulations.placement.brute import brute_force, contention_json, random_instance
 
 SHAPES = {1: [(1, 1)], 2: [(1, 2), (2, 1)], 4: [(1, 4), (2, 2), (4, 1)]}

@@ -1,0 +1,128 @@
+"""One error shape for every 4xx/5xx: RFC 9457 problem details (`application/problem+json`),
+with the bad fields' locations in `errors`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+from fastapi import Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+from apportion.solver.errors import FieldError
+
+MEDIA_TYPE = "application/problem+json"
+#: Echoed input is cut to this many characters (a 5 MB policy name is not sent back whole).
+ECHO_CHARACTERS = 200
+TITLES = {
+    400: "Malformed request body",
+    404: "Not found",
+    405: "Method not allowed",
+    408: "Request body too slow",
+    413: "Request body too large",
+    422: "Invalid input",
+    500: "Solver process failed",
+    503: "Service saturated",
+    504: "Solve stopped at its time limit",
+}
+
+
+class FieldProblem(BaseModel):
+    loc: list[str | int] = Field(description="Where in the request body, from its root.")
+    msg: str
+    type: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details."""
+
+    type: str = Field("about:blank", description="A URI naming the kind of problem.")
+    title: str
+    status: int
+    detail: str
+    errors: list[FieldProblem] = Field(
+        default_factory=list, description="Every bad field, for 400 and 422."
+    )
+
+
+class ProblemError(Exception):
+    """Raised anywhere in the service to answer with a problem."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.errors = errors or []
+        self.headers = headers or {}
+
+
+def problem_body(status: int, detail: str, errors: list[dict[str, Any]] | None = None) -> bytes:
+    return orjson.dumps(
+        {
+            "type": "about:blank",
+            "title": TITLES.get(status, "Error"),
+            "status": status,
+            "detail": detail,
+            "errors": errors or [],
+        }
+    )
+
+
+def problem(
+    status: int,
+    detail: str,
+    errors: list[dict[str, Any]] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    return Response(problem_body(status, detail, errors), status, dict(headers or {}), MEDIA_TYPE)
+
+
+def field_problems(
+    errors: Sequence[FieldError], prefix: tuple[str, ...] = ("body",)
+) -> list[dict[str, Any]]:
+    return [{"loc": [*prefix, *e.loc], "msg": shorten(e.msg), "type": e.type} for e in errors]
+
+
+def shorten(text: str) -> str:
+    return text if len(text) <= ECHO_CHARACTERS else text[:ECHO_CHARACTERS] + "…"
+
+
+def summary(errors: list[dict[str, Any]]) -> str:
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"][1:]) or "body"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+async def on_problem(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ProblemError)
+    return problem(exc.status, exc.detail, exc.errors, exc.headers)
+
+
+async def on_validation(_: Request, exc: Exception) -> Response:
+    """FastAPI's own checks (query parameters, a wrong content type): same shape, no echo."""
+    assert isinstance(exc, RequestValidationError)
+    errors = [
+        {
+            "loc": list(e["loc"]),
+            "msg": shorten(str(e["msg"]).removeprefix("Value error, ")),
+            "type": e["type"],
+        }
+        for e in exc.errors()
+    ]
+    return problem(422, summary(errors) if errors else "invalid request", errors)
+
+
+async def on_http(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return problem(exc.status_code, shorten(str(exc.detail)), headers=exc.headers)

@@ -1,0 +1,97 @@
+"""Maximum of a linear objective Σ_jk c_jk X_jk over the base constraints (FORMULATIONS §4): the
+one LP behind `max_total_throughput` and `throughput_per_dollar`.
+
+For groups g of n_g identical jobs (same usable c_g·, scale factor s_g):
+
+    maximize    Σ_g n_g Σ_k c_gk X_gk
+    subject to  Σ_k X_gk ≤ 1  ∀g,   Σ_g n_g s_g X_gk ≤ N_k  ∀k,   X ≥ 0 where the job can run
+
+The objective is linear, so merging identical jobs is exact (averaging an optimum over a group's
+members is feasible and scores the same). The reported objective is the sum recomputed on the
+returned allocation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from apportion.formulations.allocation import (
+    JobGroups,
+    add_allocation,
+    add_base_constraints,
+    repair_allocation,
+)
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.backends import LpMethod
+from apportion.solver.context import SolveContext
+from apportion.solver.model import Model, Sense
+from apportion.solver.policy import Outcome
+from apportion.solver.status import Status
+
+FloatArray = NDArray[np.float64]
+REPAIR_TOLERANCE = 1e-6
+# Measured at 10,000 distinct jobs × 3 types: HiGHS simplex 7.3 s, Clarabel's interior point 0.27 s
+# (HiGHS's 0.38 s); merged Gavel-type mixes stay tiny and go to simplex for an exact vertex.
+SIMPLEX_MAX_VARIABLES = 3_000
+
+
+def solve_linear(
+    problem: ClusterArrays, ctx: SolveContext, weight: FloatArray, name: str
+) -> tuple[Status, FloatArray, list[str], int | None]:
+    """Maximize Σ_jk weight_jk X_jk over the base constraints; weight is 0 where unusable."""
+    allocation = np.zeros((problem.num_jobs, problem.num_types))
+    active = np.flatnonzero(problem.eligible.any(axis=1))
+    if active.size == 0:
+        return Status.OPTIMAL, allocation, [], None
+    usable = np.where(problem.eligible[active], weight[active], 0.0)
+    key = np.column_stack([usable, problem.scale_factor[active]])
+    merge = ctx.options.merge_identical
+    groups = JobGroups.by_rows(active, key) if merge else JobGroups.identity(active)
+    rep = groups.representative
+    labels = [problem.job_ids[j] for j in rep]
+    model = Model(name)
+    x = add_allocation(model, problem.eligible[rep], labels, problem.gpu_names)
+    gpus = groups.count * problem.scale_factor[rep]
+    add_base_constraints(model, x, gpus, problem.gpu_count, labels, problem.gpu_names)
+    scale = float(np.abs(usable).max()) or 1.0  # keep objective coefficients O(1)
+    model.set_objective(
+        {x.block: groups.count[x.group] * weight[rep][x.group, x.gpu] / scale}, Sense.MAXIMIZE
+    )
+    method = LpMethod.SIMPLEX if x.block.size <= SIMPLEX_MAX_VARIABLES else LpMethod.IPM
+    solution = ctx.solve(model, method)
+    merged = groups.size if merge else None
+    if not solution.status.has_solution:
+        return solution.status, allocation, [], merged
+    allocation[active] = x.dense(solution.value(x.block))[groups.inverse]
+    allocation, repair = repair_allocation(allocation, problem.scale_factor, problem.gpu_count)
+    if repair > REPAIR_TOLERANCE:
+        warning = f"solver answer violated constraints by {repair:.2e}; scaled back"
+        return Status.FEASIBLE, allocation, [warning], merged
+    return solution.status, allocation, [], merged
+
+
+def linear_outcome(
+    problem: ClusterArrays,
+    ctx: SolveContext,
+    weight: FloatArray,
+    name: str,
+    objective_name: str,
+) -> Outcome:
+    status, allocation, warnings, merged = solve_linear(problem, ctx, weight, name)
+    eff = np.einsum("jk,jk->j", problem.throughput, allocation)
+    summary: dict[str, object] = {"total_throughput": float(eff.sum())}
+    used = problem.scale_factor @ allocation
+    if not np.isnan(problem.price_per_hour[used > 0]).any():
+        summary["cost_per_hour"] = float(np.nansum(problem.price_per_hour * used))
+    objective = float(np.einsum("jk,jk->", weight, allocation)) if status.has_solution else None
+    return Outcome(
+        status,
+        objective,
+        objective_name,
+        allocation,
+        problem.unplaceable_reasons(),
+        summary=summary,
+        warnings=warnings,
+        merged_groups=merged,
+    )

@@ -1,0 +1,138 @@
+"""Where the selected gangs run: nodes and GPUs, consolidated, leases kept.
+
+Order of placement (fixed, so a round is reproducible and checkable):
+
+1. Lease extensions, in serving order: a row that runs on the type it ran on last round keeps
+   exactly the GPUs it held (a pair keeps those of its first member that held a whole gang of
+   that type, else of the second), provided those GPUs are still free. Nothing is preempted.
+2. Every other row, largest gang first (ties in serving order), on the fewest nodes of its type
+   that can hold it given the GPUs still free: a single node when one has room (the one with
+   the least room that suffices: best fit, which leaves large holes for large gangs), else the
+   nodes with the most free GPUs, the last piece again by best fit.
+
+Largest-first with best fit packs gangs whose sizes divide each other and the node size (the
+usual powers of two) on single nodes whenever their total fits the free GPUs. Selection only
+counts GPUs per type, and a gang may span nodes, so every selected row is placed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Mapping, Sequence
+
+from apportion.mechanism.arrays import Cluster, Combos, IntArray
+from apportion.mechanism.priority import Chosen
+
+Placement = dict[str, int]
+
+
+def place(
+    chosen: tuple[Chosen, ...],
+    combos: Combos,
+    cluster: Cluster,
+    previous: Mapping[str, Mapping[str, int]],
+) -> list[Placement]:
+    """One placement (node id → GPUs) per chosen row, in the order of `chosen`."""
+    # Lease extensions first, on plain free counts; the fresh gangs then on free-count buckets
+    # built once from what the extensions left.
+    free = [list(gpus) for gpus in cluster.node_gpus_by_type]
+    gangs = combos.scale[[ch.row for ch in chosen]].tolist()
+    placed: list[Placement | None] = [None] * len(chosen)
+    if previous:
+        for i, ch in enumerate(chosen):
+            placed[i] = _extended_lease(ch, gangs[i], combos, cluster, free, previous)
+    fresh = [i for i, p in enumerate(placed) if p is None]
+    fresh.sort(key=lambda i: (-gangs[i], i))
+    buckets = [FreeGpus(left) for left in free]
+    ids, members = cluster.node_ids, cluster.members
+    for i in fresh:
+        k = chosen[i].gpu_type
+        pieces = buckets[k].fewest(gangs[i])
+        for local, gpus in pieces:
+            buckets[k].take(local, gpus)
+        placed[i] = {ids[members[k][local]]: gpus for local, gpus in pieces}
+    return [p for p in placed if p is not None]
+
+
+class FreeGpus:
+    """The free GPUs of one type's nodes, grouped by how many each has free, so that a best
+    fit costs a binary search over the distinct counts whatever the number of nodes."""
+
+    def __init__(self, free: Sequence[int]) -> None:
+        self.free = list(free)
+        self.at: dict[int, list[int]] = {}  # free count -> its nodes, ascending
+        for node, count in enumerate(self.free):
+            if count > 0:
+                self.at.setdefault(count, []).append(node)
+        self.counts = sorted(self.at)  # the distinct positive free counts, ascending
+
+    def take(self, node: int, gpus: int) -> None:
+        count = self.free[node]
+        nodes = self.at[count]
+        del nodes[bisect_left(nodes, node)]
+        if not nodes:
+            del self.at[count]
+            del self.counts[bisect_left(self.counts, count)]
+        self.free[node] = left = count - gpus
+        if left > 0:
+            if left in self.at:
+                insort(self.at[left], node)
+            else:
+                self.at[left] = [node]
+                insort(self.counts, left)
+
+    def fewest(self, gang: int) -> list[tuple[int, int]]:
+        """(node, GPUs) pieces holding `gang` GPUs on as few nodes as possible: best fit on
+        one node when one has room, else the nodes with the most free GPUs whole (earlier
+        node first among equals) and the last piece by best fit among the others. The caller
+        guarantees Σ free ≥ gang."""
+        fits = bisect_left(self.counts, gang)
+        if fits < len(self.counts):
+            return [(self.at[self.counts[fits]][0], gang)]
+        whole: list[tuple[int, int]] = []
+        left = gang
+        for count in reversed(self.counts):
+            for node in self.at[count]:
+                if count >= left:
+                    return [*whole, (self._best_fit(left, whole), left)]
+                whole.append((node, count))
+                left -= count
+        raise ValueError(f"{gang} GPUs asked of {sum(self.free)} free")
+
+    def _best_fit(self, gang: int, taken: list[tuple[int, int]]) -> int:
+        skip = {node for node, _ in taken}
+        for count in self.counts[bisect_left(self.counts, gang) :]:
+            for node in self.at[count]:
+                if node not in skip:
+                    return node
+        raise ValueError(f"no node has {gang} GPUs free")
+
+
+def fewest_nodes(free: IntArray, gang: int) -> list[tuple[int, int]]:
+    """`FreeGpus.fewest` on a vector of free GPUs per node."""
+    return FreeGpus(free.tolist()).fewest(gang)
+
+
+def _extended_lease(
+    ch: Chosen,
+    gang: int,
+    combos: Combos,
+    cluster: Cluster,
+    free: list[list[int]],
+    previous: Mapping[str, Mapping[str, int]],
+) -> Placement | None:
+    """The GPUs a member held last round, when they hold this gang on this type and are free."""
+    where, ids, kind = cluster.where, combos.job_ids, ch.gpu_type
+    for j in combos.rows[ch.row]:
+        held = previous.get(ids[j])
+        if not held or sum(held.values()) != gang:
+            continue
+        spots = [(*where[node], gpus) for node, gpus in held.items()]
+        for k, n, gpus in spots:
+            if k != kind or free[k][n] < gpus:
+                break
+        else:
+            for k, n, gpus in spots:
+                free[k][n] -= gpus
+            return dict(held)
+    return None

@@ -1,0 +1,160 @@
+"""Priorities and the serving order of a round (Gavel's round-based mechanism).
+
+For every row c (a job, or a space-sharing pair) and GPU type k with target time fraction
+A_ck > 0 (X_jk for a job, Y_pk for a pair) and received seconds g_ck as that row:
+
+    f_ck = g_ck / T                     (the fraction of the elapsed time T it ran on k)
+    priority_ck = A_ck / f_ck = T·A_ck / g_ck,     and +∞ when g_ck = 0.
+
+Entries are served by priority, highest first; ties go to the larger A_ck, then to the earlier
+row (snapshot job order, then pairs in the order given), then to the earlier GPU type (snapshot
+order). T only scales priorities (the order is that of A_ck / g_ck), so a default T does not
+change who runs; see `elapsed_time`.
+
+The `deficit` rule serves instead the entries furthest behind their share at the end of the
+round, were they not served (seconds, L the round length):
+
+    priority_ck = A_ck·(T + L) − g_ck
+
+Gavel's ratio lets a job that lost a round to the +∞ priorities of new entries stay behind
+while others catch up; the deficit counts that loss in seconds, so it is repaid first. On
+one-GPU jobs this keeps every job within one round of A_ck·T (tests/mechanism).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+import numpy as np
+
+from apportion.mechanism.arrays import Cluster, Combos, FloatArray, IntArray
+
+
+def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> float:
+    """T: the caller's elapsed seconds, else the least the received times imply,
+
+        T = max( max_j Σ_k received_jk,  max_k Σ_c s_c g_ck / N_k )
+
+    (no job runs on two types at once, and type k delivers at most N_k GPU-seconds a second):
+    exact whenever some job has run every round, or some type has been full every round,
+    since `received` started counting."""
+    if elapsed is not None:
+        return float(elapsed)
+    used = (combos.got * combos.scale[:, None]).sum(axis=0)
+    has = cluster.capacity > 0
+    busiest = float((used[has] / cluster.capacity[has]).max(initial=0.0))
+    return max(float(combos.received_total.max(initial=0.0)), busiest)
+
+
+class Rule(StrEnum):
+    """Which entries a round serves first."""
+
+    GAVEL = "gavel"  # the largest A_ck / (g_ck / T): Gavel's rule
+    DEFICIT = "deficit"  # the largest A_ck·(T + L) − g_ck: seconds behind after this round
+
+
+def priorities(
+    combos: Combos, elapsed: float, rule: Rule = Rule.GAVEL, round_seconds: float = 0.0
+) -> FloatArray:
+    """priority_ck for every row and type under `rule` (0 where the row has no time on k;
+    serving order only looks at entries with time)."""
+    target, got = combos.target, combos.got
+    if rule is Rule.DEFICIT:
+        return np.where(target > 0, target * (elapsed + round_seconds) - got, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(got > 0, elapsed * target / np.where(got > 0, got, 1.0), np.inf)
+    return np.where(target > 0, ratio, 0.0)
+
+
+def serving_order(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
+    """(rows, types) of every entry with time allocated, in the order they are served."""
+    rows, types = combos.entries  # by row, then type: np.nonzero's order
+    # np.lexsort sorts by its last key first, stably: priority, then target (both descending),
+    # and ties then keep the entries' order (job order, then type), deterministically.
+    order = np.lexsort((-combos.target[rows, types], -priority[rows, types]))
+    return rows[order].astype(np.int64, copy=False), types[order].astype(np.int64, copy=False)
+
+
+class Chosen(NamedTuple):
+    """A row that runs this round, on a type, with the priority it was served at (a tuple:
+    a round makes dozens of these)."""
+
+    row: int
+    gpu_type: int
+    priority: float
+
+
+@dataclass(frozen=True)
+class Selection:
+    chosen: tuple[Chosen, ...]  # in serving order
+    free: IntArray  # GPUs left per type
+    reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
+
+
+def select(combos: Combos, cluster: Cluster, priority: FloatArray) -> Selection:
+    """Serve entries in priority order: a job runs at most once (alone or in one pair), and a
+    row runs on type k only if k still has its whole gang of GPUs free. Whether the gang then
+    fits on the nodes is not a question: a gang may span nodes, so a count that fits places."""
+    rows, types = serving_order(combos, priority)
+    free = [int(v) for v in cluster.capacity]
+    capacity = list(free)
+    scale = combos.scale.tolist()
+    running = [False] * combos.num_jobs
+    reasons: dict[int, str] = {}
+    chosen: list[Chosen] = []
+    names, member_rows = cluster.type_names, combos.rows
+    served = priority[rows, types].tolist()
+    m = combos.num_jobs
+    for c, k, p in zip(rows.tolist(), types.tolist(), served, strict=True):
+        if c < m:  # a job alone, the usual entry
+            if running[c]:
+                continue
+            members = member_rows[c]
+        else:
+            members = member_rows[c]
+            if running[members[0]] or running[members[1]]:
+                _partner_reason(combos, members, running, reasons)
+                continue
+        s = scale[c]
+        if s > free[k]:
+            if any(j not in reasons for j in members):
+                why = _capacity_reason(names[k], s, free[k], capacity[k])
+                for j in members:
+                    reasons.setdefault(j, why)
+            continue
+        free[k] -= s
+        for j in members:
+            running[j] = True
+        chosen.append(Chosen(c, k, p))
+        if not any(free):
+            break  # a full cluster: the remaining entries can only wait
+    return Selection(tuple(chosen), np.array(free, dtype=np.int64), reasons)
+
+
+def _capacity_reason(name: str, scale: int, free: int, capacity: int) -> str:
+    if scale > capacity:
+        return f"needs {_gpus(scale)} at once; the nodes of {name!r} hold {capacity}"
+    if free == 0:
+        return f"every {name!r} GPU went to higher-priority jobs"
+    left = "was" if free == 1 else "were"
+    return f"only {free} {name!r} GPU{'' if free == 1 else 's'} {left} left for its gang of {scale}"
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
+def _partner_reason(
+    combos: Combos, members: tuple[int, ...], running: list[bool], reasons: dict[int, str]
+) -> None:
+    """A pair entry refused because one member already runs: say so for the other."""
+    if len(members) != 2:
+        return
+    a, b = members
+    for waiting, other in ((a, b), (b, a)):
+        if not running[waiting] and running[other]:
+            reasons.setdefault(
+                waiting, f"its pair partner {combos.job_ids[other]!r} runs without it"
+            )

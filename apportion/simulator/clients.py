@@ -1,0 +1,227 @@
+"""How the simulator asks a policy: a `Request` (the snapshot of a decision point) in, an
+`Answer` (allocation, placements, per-job metrics) out.
+
+apportion's policies are called in process through `solver.pipeline.solve`, or through a running
+service's POST /v1/solve with the same JSON (`--http URL`), so a simulation exercises the service
+exactly as a scheduler would. Baselines (`simulator.baselines`) answer the same requests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from apportion.simulator.state import IntArray, JobTable
+
+if TYPE_CHECKING:
+    from apportion.solver.result import SolveResult
+    from apportion.solver.snapshot import Snapshot
+
+#: Statuses whose allocation may be enacted (an incumbent within a limit is still a decision).
+USABLE = frozenset({"optimal", "feasible", "fallback", "time_limit"})
+#: A saturated service answers 503 with Retry-After; a scheduler waits and asks again.
+HTTP_ATTEMPTS = 20
+
+
+class PolicyError(RuntimeError):
+    """The policy rejected the simulator's snapshot (a trace field the policy needs is missing,
+    a service error): the simulation cannot go on. `invalid_input`: the options or the trace
+    were at fault (a 422), not the solver or the service."""
+
+    def __init__(self, message: str, invalid_input: bool = False) -> None:
+        super().__init__(message)
+        self.invalid_input = invalid_input
+
+
+class Request:
+    """One decision point: the active jobs offered to the policy, and their snapshot (built
+    only when a policy needs it, parsed once for both the policy and the mechanism)."""
+
+    def __init__(
+        self, table: JobTable, jobs: IntArray, now: float, build: Callable[[], dict[str, Any]]
+    ) -> None:
+        self.table = table
+        self.jobs = jobs
+        self.now = now
+        self._build = build
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        return self._build()
+
+    @cached_property
+    def snapshot(self) -> Snapshot:
+        from apportion.solver.errors import InputError
+        from apportion.solver.snapshot import parse_snapshot
+
+        try:
+            return parse_snapshot(self.document)
+        except InputError as exc:
+            raise PolicyError(
+                f"the simulated snapshot is invalid: {exc.one_line()}", invalid_input=True
+            ) from None
+
+
+@dataclass
+class Answer:
+    """A policy's decision in the snapshot's ids."""
+
+    status: str
+    allocation: dict[str, dict[str, float]] = field(default_factory=dict)
+    placement: dict[str, dict[str, int]] = field(default_factory=dict)
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0  # wall time of the call, as the caller saw it
+    solver_seconds: float = 0.0  # what the policy reports as its own total
+
+    @property
+    def usable(self) -> bool:
+        return self.status in USABLE
+
+    @classmethod
+    def from_result(cls, result: SolveResult) -> Answer:
+        jobs = result.jobs
+        return cls(
+            status=result.status.value,
+            allocation={j.id: j.allocation for j in jobs if j.allocation},
+            placement={j.id: j.placement for j in jobs if j.placement},
+            metrics={j.id: j.metrics for j in jobs if j.metrics},
+            pairs=list(result.summary.get("pair_allocations", [])),
+            solver_seconds=result.solver.total_seconds,
+        )
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Answer:
+        jobs = doc.get("jobs", [])
+        return cls(
+            status=str(doc.get("status")),
+            allocation={j["id"]: j["allocation"] for j in jobs if j.get("allocation")},
+            placement={j["id"]: j["placement"] for j in jobs if j.get("placement")},
+            metrics={j["id"]: j["metrics"] for j in jobs if j.get("metrics")},
+            pairs=list(doc.get("summary", {}).get("pair_allocations", [])),
+            solver_seconds=float(doc.get("solver", {}).get("total_seconds", 0.0)),
+        )
+
+
+class Decider(Protocol):
+    """A policy the simulator can ask: apportion's (in process or over HTTP) or a baseline."""
+
+    name: str
+    baseline: bool
+
+    def decide(self, request: Request) -> Answer: ...
+
+    def close(self) -> None: ...
+
+
+class ApportionPolicy:
+    """One of apportion's policies, solved in process or by a running service."""
+
+    baseline = False
+
+    def __init__(self, name: str, options: Mapping[str, Any], http: str | None = None) -> None:
+        self.name = name
+        self.options = dict(options)
+        self._http = _HttpSolver(http) if http else None
+
+    def decide(self, request: Request) -> Answer:
+        started = time.perf_counter()
+        if self._http is not None:
+            answer = Answer.from_json(self._http.solve(request.document, self.name, self.options))
+        else:
+            answer = Answer.from_result(self._solve(request))
+        answer.seconds = time.perf_counter() - started
+        return answer
+
+    def _solve(self, request: Request) -> SolveResult:
+        from apportion.solver.errors import InputError
+        from apportion.solver.pipeline import solve
+
+        try:
+            return solve(request.snapshot, policy=self.name, options=self.options)
+        except InputError as exc:
+            raise PolicyError(f"policy {self.name}: {exc.one_line()}", invalid_input=True) from None
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+
+
+class TypeBlindPolicy(ApportionPolicy):
+    """A policy blind to GPU types (Gavel's heterogeneity-agnostic baselines): it is shown
+    each job at one speed on every type the job can use, its mean over the cluster's GPUs of
+    those types (`simulator.snapshots.type_blind`); the simulator enacts its answer at the
+    jobs' true speeds."""
+
+    def decide(self, request: Request) -> Answer:
+        from apportion.simulator.snapshots import type_blind
+
+        blind = Request(
+            request.table, request.jobs, request.now, lambda: type_blind(request.document)
+        )
+        return super().decide(blind)
+
+
+class _HttpSolver:
+    """POST /v1/solve with keep-alive; waits out 503s as their Retry-After says."""
+
+    def __init__(self, base_url: str) -> None:
+        import httpx
+
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=None)
+
+    def solve(
+        self, snapshot: Mapping[str, Any], policy: str, options: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        import orjson
+
+        body = orjson.dumps({"policy": policy, "snapshot": snapshot, "options": options})
+        headers = {"content-type": "application/json"}
+        for _ in range(HTTP_ATTEMPTS):
+            response = self._client.post("/v1/solve", content=body, headers=headers)
+            if response.status_code != 503:
+                break
+            time.sleep(float(response.headers.get("retry-after", "1")))
+        if response.status_code >= 400 and response.status_code != 504:
+            raise PolicyError(
+                f"POST /v1/solve: {response.status_code}: {_problem(response)}",
+                invalid_input=response.status_code == 422,
+            )
+        if response.status_code == 504:
+            # The service ended the solve: no answer, so the last decision stays in force.
+            return {"status": "stopped", "jobs": []}
+        document: dict[str, Any] = orjson.loads(response.content)
+        return document
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _problem(response: Any) -> str:
+    try:
+        doc = response.json()
+    except ValueError:
+        return str(response.text)[:300]
+    errors = doc.get("errors") or []
+    where = "; ".join(f"{'/'.join(map(str, e.get('loc', [])))}: {e.get('msg')}" for e in errors)
+    return f"{doc.get('detail', '')} {where}".strip()
+
+
+def zero_answer(status: str = "optimal") -> Answer:
+    """Nothing to decide (no active job): no call is made."""
+    return Answer(status=status)
+
+
+def allocation_matrix(answer: Answer, table: JobTable, jobs: IntArray) -> np.ndarray:
+    """The answer's allocation as a (jobs, types) array in the table's type order."""
+    column = {k: i for i, k in enumerate(table.types)}
+    out = np.zeros((jobs.size, len(table.types)))
+    for row, j in enumerate(jobs.tolist()):
+        for k, x in answer.allocation.get(table.ids[j], {}).items():
+            out[row, column[k]] = x
+    return out

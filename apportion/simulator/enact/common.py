@@ -1,0 +1,145 @@
+"""What every enactment mode shares: who held which GPUs before (to charge preemption only on
+real moves), the log of policy calls, and simple node placement for deciders that return
+allocations without placements (baselines in lease or placement mode)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from apportion.simulator.clients import Answer
+from apportion.simulator.state import FloatArray, IntArray, JobTable, Running
+
+Placement = dict[str, int]
+
+
+@dataclass
+class CallLog:
+    """One row per policy call: when, how long (as the caller saw it and as the policy
+    reported), how many jobs it was asked about, and its status."""
+
+    time: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    solver_seconds: list[float] = field(default_factory=list)
+    jobs: list[int] = field(default_factory=list)
+    status: list[str] = field(default_factory=list)
+    mechanism_seconds: float = 0.0  # in `mechanism.next_round` (rounds mode)
+
+    def add(self, now: float, jobs: int, answer: Answer) -> None:
+        self.time.append(now)
+        self.seconds.append(answer.seconds)
+        self.solver_seconds.append(answer.solver_seconds)
+        self.jobs.append(jobs)
+        self.status.append(answer.status)
+
+
+@dataclass
+class Holdings:
+    """The placements of the previous round or lease, to tell a lease extension (same GPUs:
+    no cost) from a move (the job stops and restarts elsewhere: `preemption_seconds` lost)."""
+
+    table: JobTable
+    preemption_seconds: float
+    previous: dict[int, Placement] = field(default_factory=dict)
+    by_id: dict[str, Placement] = field(default_factory=dict)  # the same, keyed by job id
+
+    def enact(
+        self,
+        now: float,
+        placements: Mapping[int, Placement],
+        types: Mapping[int, int],
+        kept: Mapping[int, bool] | None = None,
+    ) -> None:
+        """Record the new holdings: moves, first starts, delays, the type each job runs on."""
+        table, previous, kept = self.table, self.previous, kept or {}
+        jobs = list(placements)
+        stayed = np.array(
+            [kept.get(j, False) or previous.get(j) == placements[j] for j in jobs], dtype=bool
+        )
+        index = np.array(jobs, dtype=np.int64)
+        started = ~np.isnan(table.first_start[index])
+        moved = index[started & ~stayed]
+        table.moves[moved] += 1
+        own = table.restart_seconds[moved]
+        table.delay_left[moved] = np.where(np.isnan(own), self.preemption_seconds, own)
+        table.first_start[index[~started]] = now
+        stopped = [j for j in previous if j not in placements]
+        table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
+        table.cur_type[list(previous)] = -1
+        table.cur_type[index] = [types[j] for j in jobs]
+        self.previous = dict(placements)  # the placements are the caller's to give away
+        ids = table.ids
+        self.by_id = {ids[j]: placement for j, placement in self.previous.items()}
+
+    def forget(self, finished: IntArray) -> None:
+        """Finished jobs hold nothing any more."""
+        for j in finished.tolist():
+            self.previous.pop(j, None)
+            self.by_id.pop(self.table.ids[j], None)
+        self.table.cur_type[finished] = -1
+
+
+def node_types(table: JobTable) -> dict[str, int]:
+    column = {k: i for i, k in enumerate(table.types)}
+    return {node.id: column[node.gpu_type] for node in table.trace.cluster.nodes}
+
+
+def running_from(
+    table: JobTable,
+    placements: Mapping[int, Placement],
+    types: Mapping[int, int],
+    slowdown: Mapping[int, float] | None = None,
+) -> Running:
+    """Running jobs at their own throughput on their type, divided by any contention slowdown."""
+    jobs = np.fromiter(placements, dtype=np.int64, count=len(placements))
+    kind = np.array([types[j] for j in jobs.tolist()], dtype=np.int64)
+    gpus = np.array([sum(placements[j].values()) for j in jobs.tolist()], dtype=np.int64)
+    rate: FloatArray = table.thr[jobs, kind] if jobs.size else np.zeros(0)
+    if table.spread:  # empty unless the trace measured spreads
+        rate = rate.copy()
+        for row, j in enumerate(jobs.tolist()):
+            # A trace that measured each spread (DeepShare) knows the job's speed on these nodes.
+            by_nodes = table.spread[j]
+            if len(placements[j]) in by_nodes:
+                rate[row] = by_nodes[len(placements[j])]
+    if slowdown:
+        rate = rate / np.array([slowdown.get(j, 1.0) for j in jobs.tolist()])
+    return Running(jobs, kind.reshape(-1), gpus.reshape(-1), rate)
+
+
+def first_fit(
+    table: JobTable,
+    allocation: Mapping[str, Mapping[str, float]],
+    free: dict[str, int],
+    order: IntArray,
+) -> dict[int, Placement]:
+    """Place each allocated job (in `order`) on the type it was given: whole on the fullest
+    node that fits it, else spread over the nodes with the most free GPUs."""
+    nodes = table.trace.cluster.nodes
+    placed: dict[int, Placement] = {}
+    for j in order.tolist():
+        given = allocation.get(table.ids[j])
+        if not given:
+            continue
+        kind = max(given, key=lambda k: given[k])
+        need = int(table.scale[j])
+        candidates = [n.id for n in nodes if n.gpu_type == kind and free[n.id] > 0]
+        whole = [n for n in candidates if free[n] >= need]
+        if whole:
+            node = min(whole, key=lambda n: free[n])
+            placed[j] = {node: need}
+            free[node] -= need
+            continue
+        if sum(free[n] for n in candidates) < need:
+            continue
+        spread: Placement = {}
+        for node in sorted(candidates, key=lambda n: -free[n]):
+            take = min(free[node], need - sum(spread.values()))
+            if take:
+                spread[node] = take
+        for node, gpus in spread.items():
+            free[node] -= gpus
+        placed[j] = spread
+    return placed

@@ -1,0 +1,171 @@
+"""Rounds (Gavel): a time-fraction allocation X enacted in rounds of fixed length.
+
+At each round boundary the policy is re-solved if a trigger fired (arrivals, completions, every
+N rounds); `mechanism.next_round` then picks who runs this round and where, from X, the time each
+job has received on each type since X was computed, and the previous round's placements (jobs
+that keep their GPUs get a lease extension and pay no preemption). Jobs arriving mid-round wait
+for the next round; GPUs freed by a job finishing mid-round stay idle until then (as in Gavel).
+Space sharing: pair allocations returned by the policy are passed on; co-located jobs run at
+their pair throughputs and their GPUs are counted once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from apportion.mechanism.arrays import Cluster
+from apportion.mechanism.rounds import Planner
+from apportion.mechanism.types import PairShare
+from apportion.simulator.clients import Answer, Decider, Request
+from apportion.simulator.config import SimConfig
+from apportion.simulator.enact.common import CallLog, Holdings, Placement, running_from
+from apportion.simulator.enact.contention import Slowdown
+from apportion.simulator.snapshots import rounds_snapshot
+from apportion.simulator.state import IntArray, JobTable, Running, Step
+
+
+class RoundsEnactor:
+    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+        self._planner: Planner | None = None
+        self._cluster: Cluster | None = None
+        self.table, self.decider, self.config = table, decider, config
+        self.calls = CallLog()
+        self.holdings = Holdings(table, config.preemption_seconds)
+        self.allocation: dict[str, dict[str, float]] = {}
+        self.pairs: list[dict[str, Any]] = []
+        # Seconds each offered pair has run together per type since the allocation.
+        self.together: dict[tuple[str, str], dict[str, float]] = {}
+        self._partner: dict[int, str] = {}
+        self._request: Request | None = None
+        self._version = -1
+        self._allocation: dict[str, dict[str, float]] = {}
+        self._shares: list[Any] = []
+        self._pair_rates: dict[tuple[str, str], dict[str, list[float]]] = {}
+        contention = table.trace.contention
+        self._slowdown = Slowdown(table, contention) if contention is not None else None
+
+    def length(self, now: float) -> float:
+        return now + self.config.round_seconds
+
+    def decide(self, now: float, solve: bool) -> Running:
+        table = self.table
+        changed = table.version != self._version
+        fresh = solve and not self.decider.baseline  # a policy reads the snapshot's numbers
+        if changed or fresh or self._request is None:
+            self._request = self._new_request(table.active(), now)
+            self._version = table.version
+        request = self._request
+        if solve:
+            self._solve(request, now)
+        started = time.perf_counter()
+        if changed or solve or self._planner is None:
+            self._offer(request.jobs)
+            # Built here from checked parts: the planner keeps what only changes with them.
+            snapshot = request.snapshot
+            self._cluster = self._cluster or Cluster.of(snapshot)  # the trace's nodes throughout
+            self._planner = Planner(
+                snapshot,
+                self._allocation,
+                self._shares,
+                rule=self.config.round_rule,
+                round_seconds=self.config.round_seconds,
+                cluster=self._cluster,
+            )
+        received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
+        chosen = self._planner.next_round(received, self.holdings.by_id)
+        self.calls.mechanism_seconds += time.perf_counter() - started
+        return self._enact(now, chosen.assignments)
+
+    def _offer(self, active: IntArray) -> None:
+        """What the mechanism is given until the jobs or the allocation change: the allocation
+        of jobs still active, and the policy's pairs among them with their time together."""
+        ids = [self.table.ids[j] for j in active.tolist()]
+        self._allocation = {i: self.allocation[i] for i in ids if i in self.allocation}
+        alive = set(ids)
+        self._shares = [
+            PairShare(p["a"], p["b"], p["allocation"], self.together.setdefault(_key(p), {}))
+            for p in self.pairs
+            if p["a"] in alive and p["b"] in alive
+        ]
+
+    def _new_request(self, active: IntArray, now: float) -> Request:
+        config = self.config
+
+        def build() -> dict[str, Any]:
+            document = rounds_snapshot(
+                self.table, active, now, config.policy, config.options, config.entity_weights
+            )
+            self._pair_rates = {
+                (p["a"], p["b"]): p["throughput"] for p in document.get("job_pairs", [])
+            }
+            return document
+
+        return Request(self.table, active, now, build)
+
+    def _solve(self, request: Request, now: float) -> None:
+        answer: Answer = self.decider.decide(request)
+        self.calls.add(now, int(request.jobs.size), answer)
+        if not answer.usable:
+            return  # keep enacting the last allocation the policy stood behind
+        self.allocation = answer.allocation
+        self.pairs = answer.pairs
+        # Gavel's priorities compare X with the time received since X was computed.
+        self.table.since[:] = 0.0
+        self.together = {}
+
+    def _enact(self, now: float, assignments: Any) -> Running:
+        table = self.table
+        column = {k: i for i, k in enumerate(table.types)}
+        placements: dict[int, Placement] = {}
+        types: dict[int, int] = {}
+        kept: dict[int, bool] = {}
+        partner: dict[int, str] = {}
+        for a in assignments:
+            j = table.index[a.job]
+            placements[j] = a.placement  # `Holdings.enact` keeps its own copy
+            types[j] = column[a.gpu_type]
+            kept[j] = bool(a.kept)
+            if a.shared_with is not None:
+                partner[j] = a.shared_with
+        self.holdings.enact(now, placements, types, kept)
+        slowdown = self._slowdown(placements) if self._slowdown is not None else None
+        running = running_from(table, placements, types, slowdown)
+        self._partner = partner
+        if partner:
+            self._share(running, partner)
+        return running
+
+    def _share(self, running: Running, partner: dict[int, str]) -> None:
+        """Co-located pairs: each member at its pair throughput, the GPUs counted once."""
+        table = self.table
+        position = {int(j): row for row, j in enumerate(running.jobs)}
+        for j, other in partner.items():
+            me = table.ids[j]
+            rates = self._pair_rates.get((me, other))
+            mine = 0
+            if rates is None:
+                rates, mine = self._pair_rates.get((other, me), {}), 1
+            kind = table.types[int(running.type[position[j]])]
+            if kind in rates:
+                running.rate[position[j]] = rates[kind][mine]
+            if table.index[other] < j:  # the pair's GPUs were counted with its first member
+                running.gpus[position[j]] = 0
+
+    def after(self, step: Step, running: Running) -> None:
+        """Forget what finished jobs held; count the time pairs ran together. (The time each
+        job received is `table.since`, kept by `simulator.state.advance`.)"""
+        table = self.table
+        self.holdings.forget(step.finished)
+        held = step.end - step.start
+        for j, other in self._partner.items():
+            me = table.ids[j]
+            if me < other:  # each pair once
+                kind = table.types[int(table.cur_type[j])]
+                together = self.together.setdefault((me, other), {})
+                together[kind] = together.get(kind, 0.0) + held
+
+
+def _key(pair: dict[str, Any]) -> tuple[str, str]:
+    a, b = str(pair["a"]), str(pair["b"])
+    return (a, b) if a < b else (b, a)

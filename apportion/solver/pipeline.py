@@ -1,0 +1,337 @@
+"""snapshot → policy → formulation → backend → result, each step a small function."""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import ValidationError
+
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.backends import AUTO, backend_names, capable_of, get_backend
+from apportion.solver.context import SolveContext, describe
+from apportion.solver.errors import FieldError, InputError
+from apportion.solver.options import PolicyOptions, SolveOptions
+from apportion.solver.policy import Outcome, Policy
+from apportion.solver.registry import DEFAULT_POLICY, NAMES, find_policy
+from apportion.solver.result import Explanation, GpuTypeUsage, JobResult, SolveResult, SolverReport
+from apportion.solver.snapshot import Snapshot, parse_snapshot
+from apportion.solver.status import Status
+
+M = TypeVar("M", SolveOptions, PolicyOptions)
+EXPORT_SUFFIXES = (".lp", ".mps")
+
+
+def solve(
+    snapshot: Snapshot | Mapping[str, Any],
+    policy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    **more_options: Any,
+) -> SolveResult:
+    """Solve `snapshot` with `policy` (else the snapshot's own, else max-min fairness).
+
+    Options are the common `SolveOptions` (backend, time_limit, ...) and the policy's own, in
+    one flat mapping. Raises `InputError` naming the field for anything invalid.
+    """
+    started = time.perf_counter()
+    with paused_gc():
+        load_seconds = preload(snapshot, policy)
+        loaded = time.perf_counter()
+        snap, chosen, common, own = prepare(snapshot, policy, {**(options or {}), **more_options})
+        problem = ClusterArrays.from_snapshot(snap)
+        validated = time.perf_counter()
+        ctx = SolveContext.for_request(common)
+        outcome = chosen.run(snap, problem, own, ctx)
+        result = to_result(chosen, problem, outcome, ctx)
+    result.solver.load_seconds = load_seconds
+    result.solver.validate_seconds = validated - loaded
+    result.solver.total_seconds = time.perf_counter() - started
+    return result
+
+
+def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float:
+    """Import the named policy's code before validation is timed; returns the seconds it took
+    (0 once loaded). An unknown name is left for `prepare` to report."""
+    started = time.perf_counter()
+    named = policy
+    if named is None:
+        named = snapshot.policy if isinstance(snapshot, Snapshot) else snapshot.get("policy")
+    find_policy(named if isinstance(named, str) else DEFAULT_POLICY)
+    return time.perf_counter() - started
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Hold the cyclic garbage collector while a request builds its (acyclic) objects.
+
+    A 100,000-job snapshot allocates millions of small objects; the collector's repeated passes
+    over them were 40 % of validation time. Reference counting still frees everything; the
+    collector resumes (and catches up) when the request is done.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class ExportedModel:
+    """What `export_model` wrote."""
+
+    path: str
+    name: str
+    variables: int
+    constraints: int
+    nonzeros: int
+    integer_variables: int
+
+
+def export_model(
+    snapshot: Snapshot | Mapping[str, Any],
+    path: str | Path,
+    policy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> ExportedModel | None:
+    """Write the model `solve` would hand to the solver (its first one, for policies that solve
+    a sequence) to `path` as .lp or .mps, without solving it. Returns None when the policy
+    needs no model for this snapshot (e.g. no job can run anywhere)."""
+    target = str(path)
+    if not target.lower().endswith(EXPORT_SUFFIXES):
+        raise InputError.single(
+            ("export",), f"{target!r}: give a file ending in {' or '.join(EXPORT_SUFFIXES)}"
+        )
+    snap, chosen, common, own = prepare(snapshot, policy, options or {})
+    ctx = SolveContext.for_request(common, export_path=target)
+    chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ctx)
+    m = ctx.exported
+    if m is None:
+        return None
+    ints = int(m.integer.sum())
+    return ExportedModel(target, m.name, m.num_cols, m.num_rows, int(m.matrix.nnz), ints)
+
+
+def prepare(
+    snapshot: Snapshot | Mapping[str, Any], policy: str | None, options: Mapping[str, Any]
+) -> tuple[Snapshot, Policy, SolveOptions, PolicyOptions]:
+    """Validate the snapshot, the policy name and the options; raises `InputError`."""
+    snap = snapshot if isinstance(snapshot, Snapshot) else parse_snapshot(snapshot)
+    chosen = resolve_policy(policy, snap)
+    common, own = split_options(chosen, options)
+    return snap, chosen, check_backend(chosen, with_defaults(chosen, common)), own
+
+
+def with_defaults(policy: Policy, options: SolveOptions) -> SolveOptions:
+    """The request's options with the policy's defaults where the request left them unset."""
+    defaults = policy.defaults
+    update = {
+        key: value
+        for key, value in (("time_limit", defaults.time_limit), ("mip_gap", defaults.mip_gap))
+        if value is not None and getattr(options, key) is None
+    }
+    return options.model_copy(update=update) if update else options
+
+
+def check_backend(policy: Policy, options: SolveOptions) -> SolveOptions:
+    """Backend and sub-solver must exist and be able to solve the policy's problem class; an
+    error names the alternatives. Returns the options with the solver's canonical spelling."""
+    if options.backend == AUTO:
+        if options.solver is not None:
+            raise InputError.single(
+                ("options", "solver"),
+                f"solver {options.solver!r} needs a backend: set options.backend to one of "
+                + "; ".join(
+                    f"{n} ({', '.join(get_backend(n).available_solvers())})"
+                    for n in backend_names()
+                    if n != AUTO
+                ),
+            )
+        return options
+    backend = get_backend(options.backend)
+    try:
+        solver = backend.resolve_solver(options.solver)
+    except ValueError as exc:
+        raise InputError.single(("options", "solver"), str(exc)) from None
+    for needs in sorted(policy.needs - backend.features_for(solver)):
+        who = options.backend + (f" with solver {solver}" if solver else "")
+        raise InputError.single(
+            ("options", "solver" if solver else "backend"),
+            f"backend {who} cannot solve {needs.value.upper()} models ({policy.name}); use "
+            + ", ".join([AUTO, *capable_of(needs)]),
+        )
+    return options.model_copy(update={"solver": solver})
+
+
+def resolve_policy(name: str | None, snapshot: Snapshot) -> Policy:
+    wanted = name or snapshot.policy or DEFAULT_POLICY
+    found = find_policy(wanted)
+    if found is None:
+        raise InputError.single(
+            ("policy",), f"unknown policy {wanted!r}; choose one of {', '.join(NAMES)}"
+        )
+    return found
+
+
+def split_options(policy: Policy, raw: Mapping[str, Any]) -> tuple[SolveOptions, PolicyOptions]:
+    """Common options go to `SolveOptions`, the rest to the policy's own options model."""
+    common_keys = SolveOptions.model_fields.keys()
+    errors: list[FieldError] = []
+    common = _validate(SolveOptions, {k: v for k, v in raw.items() if k in common_keys}, errors)
+    own = _validate(policy.options, {k: v for k, v in raw.items() if k not in common_keys}, errors)
+    if common is not None and common.backend not in backend_names():
+        errors.append(
+            FieldError(
+                ("options", "backend"),
+                f"unknown backend {common.backend!r}; choose one of {', '.join(backend_names())}",
+            )
+        )
+    if errors or common is None or own is None:
+        raise InputError(errors)
+    return common, own
+
+
+def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) -> M | None:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors.extend(InputError.from_validation(exc, ("options",)).errors)
+        return None
+
+
+def to_result(
+    policy: Policy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
+) -> SolveResult:
+    outcome = _finite(outcome)
+    x = outcome.allocation
+    eff = outcome.effective_throughput
+    if eff is None:
+        eff = np.einsum("jk,jk->j", problem.throughput, x)
+    used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
+    jobs = job_results(problem, outcome, eff, x)
+    gpu_types = [
+        GpuTypeUsage(
+            name=name,
+            available=int(problem.gpu_count[k]),
+            used=float(used[k]),
+            utilization=float(used[k] / problem.gpu_count[k]) if problem.gpu_count[k] else 0.0,
+        )
+        for k, name in enumerate(problem.gpu_names)
+    ]
+    return SolveResult.model_construct(
+        schema_version="1",
+        policy=policy.name,
+        status=outcome.status,
+        objective=outcome.objective,
+        objective_name=outcome.objective_name,
+        jobs=jobs,
+        gpu_types=gpu_types,
+        summary=outcome.summary,
+        warnings=outcome.warnings,
+        solver=report(ctx, outcome),
+        explanation=_explanation(problem, outcome, x, used) if ctx.options.explain else None,
+    )
+
+
+def _explanation(
+    problem: ClusterArrays, outcome: Outcome, x: np.ndarray, used: np.ndarray
+) -> Explanation:
+    # Loaded only when asked for: a plain solve imports nothing of it.
+    from apportion.solver.explain import explain
+
+    return explain(problem, outcome.evidence, x, used, outcome.job_metrics)
+
+
+def _finite(outcome: Outcome) -> Outcome:
+    """An answer whose objective is not a finite number is no answer: never `optimal` with an
+    objective JSON would write as null."""
+    value = outcome.objective
+    if value is None or np.isfinite(value) or not outcome.status.has_solution:
+        return outcome
+    outcome.warnings.append(f"the objective came out as {value}; the solution is not trusted")
+    outcome.status = Status.ERROR
+    outcome.objective = None
+    return outcome
+
+
+def job_results(
+    problem: ClusterArrays, outcome: Outcome, eff: np.ndarray, x: np.ndarray
+) -> list[JobResult]:
+    """One `JobResult` per job, built column-wise (`map` runs in C: at a million jobs, a loop
+    indexing each column per job was most of the result's time)."""
+    n = problem.num_jobs
+    share = outcome.normalized_share
+    keys = tuple(outcome.job_metrics)
+    metrics = map(dict, map(zip, repeat(keys), _metric_rows(outcome))) if keys else None
+    return list(
+        map(
+            JobResult,
+            problem.job_ids,
+            allocation_dicts(problem.gpu_names, x),
+            eff.tolist(),
+            share.tolist() if share is not None else repeat(None, n),
+            _reasons(outcome, eff, x),
+            metrics if metrics is not None else map(dict, repeat((), n)),
+            map(outcome.placements.get, range(n)),
+        )
+    )
+
+
+def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> list[str | None]:
+    """Each job's reason, if it got nothing: the policy's own, else (with a solution) that other
+    jobs' shares bind first. Time given to a job without throughput data is still time given."""
+    why: list[str | None] = [None] * x.shape[0]
+    if outcome.status.has_solution:
+        zero = "allocated no time: other jobs' shares bind first"
+        for j in np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist():
+            if j not in outcome.placements:
+                why[j] = zero
+    for j, reason in outcome.reasons.items():
+        if reason:
+            why[j] = reason
+    return why
+
+
+def allocation_dicts(names: list[str], x: np.ndarray) -> list[dict[str, float]]:
+    """Per job {gpu type: X_jk} over the non-zeros only, in one pass over them."""
+    out: list[dict[str, float]] = [{} for _ in range(x.shape[0])]
+    rows, cols = np.nonzero(x)
+    for j, k, v in zip(rows.tolist(), cols.tolist(), x[rows, cols].tolist(), strict=True):
+        out[j][names[k]] = v
+    return out
+
+
+def _metric_rows(outcome: Outcome) -> list[tuple[Any, ...]]:
+    if not outcome.job_metrics:
+        return []
+    columns = [_nullable(np.asarray(v)).tolist() for v in outcome.job_metrics.values()]
+    return list(zip(*columns, strict=True))
+
+
+def _nullable(values: np.ndarray) -> np.ndarray:
+    """Float metrics use NaN for "not defined for this job"; JSON says null."""
+    out = values.astype(object)
+    if values.dtype.kind == "f":
+        out[np.isnan(values)] = None
+    return out
+
+
+def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:
+    last = ctx.last
+    gap = outcome.mip_gap if outcome.mip_gap is not None else (last.mip_gap if last else None)
+    detail = outcome.detail or (last.detail if last else "no model needed")
+    return SolverReport(
+        **describe(ctx),
+        solver=last.solver if last else "none",
+        detail=detail,
+        mip_gap=gap,
+        merged_groups=outcome.merged_groups,
+    )

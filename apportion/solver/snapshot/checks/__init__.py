@@ -1,0 +1,58 @@
+"""Cross-field checks that single-field validation cannot express, one module per part."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import chain
+
+from apportion.solver.errors import FieldError
+from apportion.solver.snapshot.checks.contention import contention_errors
+from apportion.solver.snapshot.checks.deadlines import deadline_errors
+from apportion.solver.snapshot.checks.elastic import elastic_errors
+from apportion.solver.snapshot.checks.nodes import node_errors
+from apportion.solver.snapshot.checks.sharing import entity_errors, pair_errors
+from apportion.solver.snapshot.view import SnapshotView
+
+
+def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
+    """Cross-field checks that single-field validation cannot express."""
+    errors: list[FieldError] = []
+    type_names = [g.name for g in snapshot.gpu_types]
+    if not snapshot.gpu_types or sum(g.count for g in snapshot.gpu_types) == 0:
+        errors.append(
+            FieldError(("gpu_types",), "the cluster is empty: no GPUs of any type", "empty_cluster")
+        )
+    for name, n in Counter(type_names).items():
+        if n > 1:
+            errors.append(FieldError(("gpu_types",), f"duplicate GPU type {name!r}", "duplicate"))
+    known = set(type_names)
+    jobs = snapshot.jobs
+    ids = [job.id for job in jobs]
+    if len(set(ids)) < len(ids):  # rare: only then find which
+        seen: set[str] = set()
+        for i, job_id in enumerate(ids):
+            if job_id in seen:
+                errors.append(
+                    FieldError(("jobs", i, "id"), f"duplicate job id {job_id!r}", "duplicate")
+                )
+            seen.add(job_id)
+    # Every key at once (in C); the jobs are walked only when some key is unknown.
+    if not set(chain.from_iterable(job.throughput for job in jobs)) <= known:
+        for i, job in enumerate(jobs):
+            for gpu in job.throughput.keys() - known:
+                errors.append(
+                    FieldError(
+                        ("jobs", i, "throughput", gpu),
+                        f"unknown GPU type {gpu!r}",
+                        "unknown_gpu_type",
+                    )
+                )
+    return (
+        errors
+        + node_errors(snapshot)
+        + contention_errors(snapshot.contention)
+        + deadline_errors(snapshot)
+        + entity_errors(snapshot)
+        + pair_errors(snapshot)
+        + elastic_errors(snapshot)
+    )

@@ -1,0 +1,121 @@
+"""Cluster snapshot, schema v1: the whole state a policy needs, carried by every request.
+
+Every field beyond the core (GPU types, jobs, throughputs) is optional, so documents written for
+one policy stay valid when later policies add fields. Unknown keys are rejected: a typo must not
+silently change an answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_serializer,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from apportion.solver.errors import InputError
+from apportion.solver.snapshot.checks import consistency_errors
+from apportion.solver.snapshot.columns import job_columns
+from apportion.solver.snapshot.contention import ContentionTable
+from apportion.solver.snapshot.jobs import GpuType, Job
+from apportion.solver.snapshot.nodes import Node, fill_derived_fields
+from apportion.solver.snapshot.sharing import Entity, JobPair
+from apportion.solver.snapshot.types import Finite, Name, Positive, Strict
+
+
+class Snapshot(Strict):
+    """The cluster as one request sees it."""
+
+    schema_version: Literal["1"] = Field(default="1", description="Schema version.")
+    policy: Name | None = Field(default=None, description="Policy to apply, if not given apart.")
+    gpu_types: list[GpuType] = Field(
+        description="GPU types with counts (derived from `nodes` when those are given)."
+    )
+    jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")
+    lease_seconds: Positive | None = Field(
+        default=None, description="Lease length in seconds (deadline policies)."
+    )
+    now: Finite | None = Field(
+        default=None, description="Current time in seconds, the clock of job deadlines."
+    )
+    lease_start: Finite | None = Field(
+        default=None,
+        description="When the current lease started (deadline policies): leases follow one "
+        "fixed grid, slot 0 being [lease_start, lease_start + lease_seconds), of which what "
+        "is left after `now` can still be used. Default: `now` (a call at a lease boundary).",
+    )
+    entities: list[Entity] | None = Field(
+        default=None, description="Job owners with weights (hierarchical policies)."
+    )
+    job_pairs: list[JobPair] | None = Field(
+        default=None, description="Job pairs that may share GPUs, with co-located throughputs."
+    )
+    contention: ContentionTable | None = Field(
+        default=None, description="Contention-sensitivity table (placement policies)."
+    )
+
+    @field_serializer("jobs", mode="wrap")
+    def _jobs_as_list(self, jobs: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # Jobs checked as columns (`solver.snapshot.columns`) serialize as the list they stand for.
+        return handler(jobs if isinstance(jobs, list) else list(jobs))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        return fill_derived_fields(data)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Snapshot:
+        errors = consistency_errors(self)
+        if errors:
+            # Raised as a ValidationError so every problem keeps its own location.
+            raise ValidationError.from_exception_data(
+                "Snapshot",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(e.type, "{reason}", {"reason": e.msg}),
+                        loc=e.loc,
+                        input=None,
+                    )
+                    for e in errors
+                ],
+            )
+        return self
+
+
+def parse_snapshot(data: Any) -> Snapshot:
+    """Validate a decoded JSON document into a snapshot, or raise `InputError`."""
+    fast = _by_columns(data)
+    if fast is not None:
+        return fast
+    try:
+        return Snapshot.model_validate(data)
+    except ValidationError as exc:
+        raise InputError.from_validation(exc, ("snapshot",)) from None
+
+
+def _by_columns(data: Any) -> Snapshot | None:
+    """The snapshot with its jobs validated as columns (`solver.snapshot.columns`), or None for
+    the full validation to decide. The rest of the document is validated as always, without
+    its jobs: then no cross-field rule can involve a job except the ones checked here (ids
+    unique, throughputs naming known types), the columns' fields carrying no other."""
+    if (
+        not isinstance(data, dict)
+        or data.get("job_pairs")
+        or not isinstance(data.get("jobs"), list)
+    ):
+        return None
+    try:
+        rest = Snapshot.model_validate({**data, "jobs": []})
+    except ValidationError:
+        return None
+    jobs = job_columns(data["jobs"], [g.name for g in rest.gpu_types])
+    if jobs is None:
+        return None
+    return rest.model_copy(update={"jobs": jobs})

@@ -1,0 +1,106 @@
+"""GPU types and jobs: the core of every snapshot (schema v1)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from apportion.solver.snapshot.deadlines import DeadlineOption, JobClass
+from apportion.solver.snapshot.elastic import Elastic
+from apportion.solver.snapshot.types import (
+    Count,
+    Finite,
+    Flag,
+    Name,
+    NonNegative,
+    Positive,
+    PositiveCount,
+    Strict,
+)
+
+
+class GpuType(Strict):
+    """A GPU type and how many of it the cluster has."""
+
+    name: Name = Field(description="Identifier used as key in job throughputs, e.g. `v100`.")
+    count: Count = Field(description="GPUs of this type available to the policy.")
+    price_per_hour: NonNegative | None = Field(
+        default=None, description="Price per GPU-hour (cost policies)."
+    )
+
+
+class Job(Strict):
+    """A job as the policy sees it. Throughputs are for the whole job at its scale factor."""
+
+    id: Name = Field(description="Unique job identifier; results are keyed by it.")
+    scale_factor: PositiveCount = Field(
+        default=1, description="GPUs the job occupies at once (gang)."
+    )
+    weight: Positive = Field(default=1.0, description="Priority weight w_j.")
+    throughput: dict[Name, NonNegative] = Field(
+        default_factory=dict,
+        description="Steps/s of the whole job per GPU type; missing or 0 = cannot run there.",
+    )
+    steps_remaining: NonNegative | None = Field(default=None, description="Steps left (R_j).")
+    time_since_start: NonNegative | None = Field(
+        default=None, description="Seconds since the job started (t_j, finish-time fairness)."
+    )
+    arrival_time: Finite | None = Field(default=None, description="Arrival time in seconds.")
+    isolated_time_done: NonNegative | None = Field(
+        default=None,
+        description="Seconds the work done so far would have taken on the job's isolated share "
+        "(t^iso_done, finish-time fairness); missing = 0, a job that has done no work.",
+    )
+    deadline: Finite | None = Field(
+        default=None,
+        description="Absolute time (seconds, same clock as the snapshot's `now`) by which the "
+        "job's remaining steps should be done (SLO policies).",
+    )
+    entity: Name | None = Field(default=None, description="Owning entity (hierarchical policies).")
+    workload_class: Name | None = Field(default=None, description="Workload class, e.g. `LM`.")
+    remaining_time: NonNegative | None = Field(
+        default=None,
+        description="Estimated seconds of work left at its scale factor (deadline policies); "
+        "else steps_remaining / throughput.",
+    )
+    job_class: JobClass | None = Field(
+        default=None, description="strict, soft or best_effort; derived from deadlines if absent."
+    )
+    deadlines: list[DeadlineOption] | None = Field(
+        default=None, description="Deadline options with values, increasing in time (SLO jobs)."
+    )
+    guaranteed: Flag = Field(
+        default=False, description="An earlier answer guaranteed one of the job's deadlines."
+    )
+    placement: dict[Name, PositiveCount] | None = Field(
+        default=None,
+        description="Node id → GPUs for a job already running (placement policies; the "
+        "deadline policy reads it with `held_until`); the scale factor defaults to their sum.",
+    )
+    held_until: Finite | None = Field(
+        default=None,
+        description="The job holds the GPUs of its `placement` until this time (seconds, the "
+        "clock of `now`) and cannot be moved before: a lease it runs (deadline policies). "
+        "Usually the end of the current lease; a time not after `now` holds nothing.",
+    )
+    overhead_seconds: NonNegative | None = Field(
+        default=None,
+        description="Checkpoint/restore seconds the job loses in each lease it (re)starts "
+        "(deadline policies); default: the policy's `overhead_seconds` option.",
+    )
+    consolidate: Flag = Field(
+        default=False, description="Place on the fewest nodes its allowed shapes permit."
+    )
+    elastic: Elastic | None = Field(
+        default=None,
+        description="Candidate configurations (GPU type, GPUs, nodes, batch size) with their "
+        "goodput, or the goodput model they follow (elastic policies).",
+    )
+
+
+def job_class(job: Job) -> JobClass:
+    """The declared class, else strict for one deadline, soft for several, best-effort for none."""
+    if job.job_class is not None:
+        return job.job_class
+    if not job.deadlines:
+        return JobClass.BEST_EFFORT
+    return JobClass.STRICT if len(job.deadlines) == 1 else JobClass.SOFT

@@ -1,5 +1,0 @@
-"""`python -m solver` is the `solve` command."""
-
-from solver.cli import run
-
-run()
