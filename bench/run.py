@@ -12,6 +12,7 @@ from apportion.solver import solve
 from bench import (
     backends,
     deadlines,
+    elastic,
     explain,
     max_min,
     notebooks,
@@ -34,6 +35,7 @@ SUITES = [
     objectives,
     deadlines,
     placement,
+    elastic,
     backends,
     simulator,
     notebooks,

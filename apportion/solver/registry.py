@@ -76,6 +76,18 @@ ENTRIES: tuple[Entry, ...] = (
         "apportion.formulations.placement.policy",
         aliases=("deepshare", "contention"),
     ),
+    Entry(
+        "sia", "apportion.formulations.elastic.sia", aliases=("elastic_sia", "elastic_power_mean")
+    ),
+    Entry("ones", "apportion.formulations.elastic.ones", aliases=("elastic_ones",)),
+    Entry(
+        "elastic_max_min", "apportion.formulations.elastic.max_min", aliases=("elastic_fairness",)
+    ),
+    Entry(
+        "elastic_max_goodput",
+        "apportion.formulations.elastic.max_goodput",
+        aliases=("max_goodput", "max_total_goodput"),
+    ),
 )
 
 DEFAULT_POLICY = "max_min_fairness"

@@ -62,7 +62,8 @@ class Holdings:
         started = ~np.isnan(table.first_start[index])
         moved = index[started & ~stayed]
         table.moves[moved] += 1
-        table.delay_left[moved] = self.preemption_seconds
+        own = table.restart_seconds[moved]
+        table.delay_left[moved] = np.where(np.isnan(own), self.preemption_seconds, own)
         table.first_start[index[~started]] = now
         stopped = [j for j in previous if j not in placements]
         table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from apportion.solver.snapshot.deadlines import DeadlineOption, JobClass
+from apportion.solver.snapshot.elastic import Elastic
 from apportion.solver.snapshot.types import (
     Count,
     Finite,
@@ -88,6 +89,11 @@ class Job(Strict):
     )
     consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."
+    )
+    elastic: Elastic | None = Field(
+        default=None,
+        description="Candidate configurations (GPU type, GPUs, nodes, batch size) with their "
+        "goodput, or the goodput model they follow (elastic policies).",
     )
 
 

@@ -8,6 +8,7 @@ from itertools import chain
 from apportion.solver.errors import FieldError
 from apportion.solver.snapshot.checks.contention import contention_errors
 from apportion.solver.snapshot.checks.deadlines import deadline_errors
+from apportion.solver.snapshot.checks.elastic import elastic_errors
 from apportion.solver.snapshot.checks.nodes import node_errors
 from apportion.solver.snapshot.checks.sharing import entity_errors, pair_errors
 from apportion.solver.snapshot.view import SnapshotView
@@ -53,4 +54,5 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
         + deadline_errors(snapshot)
         + entity_errors(snapshot)
         + pair_errors(snapshot)
+        + elastic_errors(snapshot)
     )
