@@ -15,7 +15,7 @@ from apportion.formulations.elastic.search import solve_guided
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext
-from apportion.solver.status import Status
+from apportion.solver.status import Status, Termination
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -31,6 +31,8 @@ class IntegralAnswer:
     kept: IntArray  # the model's candidates as indices into the jobs' candidates
     classes: int
     warnings: list[str] = field(default_factory=list)
+    #: Why the answer's search stopped, where its deciding solve does not say it alone.
+    termination: Termination | None = None
 
 
 def prepare(
@@ -138,7 +140,7 @@ def solve_again(
         g = member[0]
         row = (choice.classes.owner == g).astype(float)[None, :]
         choice.model.add_constraints("force", {choice.y: row}, lower=float(least))
-    solution = solve_guided(ctx, choice, values)
+    solution = solve_guided(ctx, choice, values, auxiliary=True)
     if solution.status is not Status.OPTIMAL or solution.objective is None:
         return None
     held = jobs.pinned[jobs.candidates.job]  # pinned jobs run outside the model

@@ -39,14 +39,16 @@ def run(
     outcome = integral_outcome(
         problem, jobs, answer.pick, answer.status, total, "total normalized goodput Σ w_j Ĝ_j"
     )
-    outcome.warnings += answer.warnings
-    outcome.mip_gap = answer.solution.mip_gap if answer.solution is not None else None
-    outcome.merged_groups = answer.classes if ctx.options.merge_identical else None
-    outcome.summary["total_goodput"] = float(np.sum(c.goodput[answer.pick[runs]]))
+    outcome = outcome.warned(*answer.warnings).but(
+        solution=answer.solution,
+        merged_groups=answer.classes if ctx.options.merge_identical else None,
+    )
+    outcome = outcome.summarized(total_goodput=float(np.sum(c.goodput[answer.pick[runs]])))
     if ctx.options.explain and answer.status.has_solution:
-        outcome.evidence = integral_evidence(
+        evidence = integral_evidence(
             ctx, problem, jobs, answer.pick, value, value > 0, lambda v: v, options.presolve
         )
+        outcome = outcome.but(evidence=evidence)
     return outcome
 
 

@@ -16,6 +16,8 @@ evenly, exact by symmetry); the round mechanism turns shares into configurations
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
@@ -27,7 +29,7 @@ from apportion.formulations.elastic.options import ElasticOptions
 from apportion.formulations.elastic.outcome import shared_outcome
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import LpMethod, Solution
-from apportion.solver.context import SolveContext
+from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.explain.codes import Reason
 from apportion.solver.model import Block, Sense
 from apportion.solver.policy import DecisionEvidence, Outcome, Policy
@@ -73,16 +75,18 @@ def run(
         return shared_outcome(problem, jobs, nothing, Status.OPTIMAL, None)
     level, solution, first, share = _levels(ctx, choice, jobs, options.pareto)
     if not solution.status.has_solution:
-        return shared_outcome(problem, jobs, nothing, solution.status, None)
+        return shared_outcome(problem, jobs, nothing, solution.status, None).but(solution=solution)
     outcome = shared_outcome(problem, jobs, shares(choice, solution), solution.status, level)
-    outcome.merged_groups = classes.size if ctx.options.merge_identical else None
+    outcome = outcome.but(
+        solution=solution, merged_groups=classes.size if ctx.options.merge_identical else None
+    )
     if ctx.options.explain:
-        outcome.evidence = _evidence(choice, first, share, outcome.reasons)
+        outcome = outcome.but(evidence=_evidence(choice, first, share, outcome.reasons))
     return outcome
 
 
 def _evidence(
-    choice: ChoiceModel, first: Solution, share: Block, reasons: dict[int, str]
+    choice: ChoiceModel, first: Solution, share: Block, reasons: Mapping[int, str]
 ) -> DecisionEvidence:
     """Bottlenecks from the max-min LP's share duals; prices from its capacity duals (the
     level gained per extra GPU)."""
@@ -128,13 +132,14 @@ def _levels(
         coords=(("job", [str(i) for i in range(classes.size)]),),
     )
     model.set_objective({t: np.ones(1)}, Sense.MAXIMIZE)
-    first = ctx.solve(model, LpMethod.SIMPLEX, tuning=choice.tuning)
+    request = SolveRequest(model, LpMethod.SIMPLEX, tuning=choice.tuning)
+    first = ctx.solve(request)
     if not first.status.has_solution or not pareto:
         return first.objective, first, first, rows
     level = float(first.value(t)[0])
     model.add_constraints("level", {t: np.ones((1, 1))}, lower=level * (1 - LEVEL_TOLERANCE))
     model.set_objective({choice.y: value / weight[classes.owner]}, Sense.MAXIMIZE)
-    second = ctx.solve(model, LpMethod.SIMPLEX, tuning=choice.tuning)
+    second = ctx.solve(request)
     if second.status is Status.OPTIMAL:
         return level, second, first, rows
     return level, first, first, rows

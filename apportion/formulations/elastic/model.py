@@ -23,8 +23,7 @@ from numpy.typing import NDArray
 from apportion.formulations.elastic.candidates import ElasticJobs
 from apportion.formulations.elastic.classes import Classes
 from apportion.solver.backends import Scalar, Solution
-from apportion.solver.context import SolveContext
-from apportion.solver.model import Block, Model, Sense
+from apportion.solver.model import Block, Model
 from apportion.solver.sparse import sp
 
 FloatArray = NDArray[np.float64]
@@ -112,12 +111,6 @@ def build(
         "capacity", {y: per_type}, upper=free, coords=(("gpu", gpu_names),)
     )
     return ChoiceModel(model, y, choose, capacity, classes, jobs, free, tuning(presolve))
-
-
-def solve(ctx: SolveContext, choice: ChoiceModel, values: FloatArray, sense: Sense) -> Solution:
-    """Solve with objective Σ values_c y_c."""
-    choice.model.set_objective({choice.y: values}, sense)
-    return ctx.solve(choice.model, tuning=choice.tuning)
 
 
 def chosen(choice: ChoiceModel, solution: Solution) -> IntArray:

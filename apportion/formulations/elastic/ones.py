@@ -15,6 +15,8 @@ search as a baseline.) Every elastic job needs `remaining`; jobs with none left 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -32,7 +34,7 @@ from apportion.formulations.elastic.options import TuningOptions
 from apportion.formulations.elastic.outcome import integral_outcome
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Feature
-from apportion.solver.context import SolveContext
+from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.model import Sense
 from apportion.solver.policy import Outcome, Policy, PolicyDefaults
@@ -68,14 +70,18 @@ def run(
     objective = float(gpu_seconds[result.pick[runs]].sum()) if result.status.has_solution else None
     name = "Σ remaining time × GPUs over running jobs, with the most GPUs in use"
     outcome = integral_outcome(problem, jobs, result.pick, result.status, objective, name)
-    outcome.warnings += result.warnings
-    outcome.merged_groups = result.classes if ctx.options.merge_identical else None
-    outcome.summary["gpus_in_use"] = int(c.gpus[result.pick[runs]].sum())
+    outcome = outcome.warned(*result.warnings).but(
+        solution=result.solution,
+        termination=result.termination,
+        merged_groups=result.classes if ctx.options.merge_identical else None,
+    )
+    outcome = outcome.summarized(gpus_in_use=int(c.gpus[result.pick[runs]].sum()))
     if ctx.options.explain and result.status.has_solution:
         # two objectives in turn: codes only (a price would mix GPUs and GPU-seconds)
-        outcome.evidence = integral_evidence(
+        evidence = integral_evidence(
             ctx, problem, jobs, result.pick, -gpu_seconds, keep, None, options.presolve
         )
+        outcome = outcome.but(evidence=evidence)
     return outcome
 
 
@@ -96,7 +102,8 @@ def _lexicographic(
         return solve_integral(NAME, ctx, problem, jobs, gpus, keep, presolve)
     model = choice.model
     model.set_objective({choice.y: used}, Sense.MAXIMIZE)
-    first = ctx.solve(model, tuning=choice.tuning)
+    request = SolveRequest(model, tuning=choice.tuning)
+    first = ctx.solve(request)
     if not first.status.has_solution or first.objective is None:
         return answer(ctx, choice, kept, first)
     most = float(np.rint(first.objective))
@@ -104,11 +111,12 @@ def _lexicographic(
     cost = gpu_seconds[kept][choice.classes.column]
     scale = float(cost.max(initial=0.0)) or 1.0  # coefficients of order 1
     model.set_objective({choice.y: cost / scale}, Sense.MINIMIZE)
-    second = ctx.solve(model, tuning=choice.tuning)
+    second = ctx.solve(request)
     if second.status.has_solution:
         result = answer(ctx, choice, kept, second)
         if first.status is not Status.OPTIMAL:
-            result.status = Status.FEASIBLE
+            # the second MILP is optimal only among allocations using the first's U
+            return replace(result, status=Status.FEASIBLE, termination=first.termination)
         return result
     return answer(ctx, choice, kept, first)
 

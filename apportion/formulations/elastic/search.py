@@ -10,15 +10,17 @@ the time without improving on it, so the family turns them off (bench/elastic.py
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
 from apportion.formulations.elastic.model import ChoiceModel
 from apportion.solver.backends import LpMethod, Scalar, Solution
-from apportion.solver.context import SolveContext
+from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Model, Sense
 from apportion.solver.sparse import sp
-from apportion.solver.status import Status
+from apportion.solver.status import Status, Termination, relative_gap
 
 FloatArray = NDArray[np.float64]
 #: A column of the LP this close to a whole number is whole.
@@ -30,26 +32,30 @@ NO_HEURISTICS: dict[str, Scalar] = {"mip_heuristic_effort": 0.0}
 GUIDED_COLUMNS = 2_000
 
 
-def solve_guided(ctx: SolveContext, choice: ChoiceModel, values: FloatArray) -> Solution:
+def solve_guided(
+    ctx: SolveContext, choice: ChoiceModel, values: FloatArray, auxiliary: bool = False
+) -> Solution:
     """Maximize Σ values·y over `choice`: small models directly; larger ones proven by the LP
-    bound when the rounded LP answer is within the gap, else by the MILP started from it."""
+    bound when the rounded LP answer is within the gap, else by the MILP started from it.
+    `auxiliary`: the model is not the policy's own (an explanation's what-if)."""
     model = choice.model
     model.set_objective({choice.y: values}, Sense.MAXIMIZE)
+    milp = SolveRequest(model, tuning=choice.tuning, auxiliary=auxiliary)
     if choice.y.size < GUIDED_COLUMNS:
-        return ctx.solve(model, tuning=choice.tuning)
-    relaxed = ctx.solve(model, LpMethod.SIMPLEX, relax=True, tuning=choice.tuning)
+        return ctx.solve(milp)
+    relaxed = ctx.solve(replace(milp, lp_method=LpMethod.SIMPLEX, relax=True, auxiliary=True))
     if not relaxed.status.has_solution or relaxed.objective is None:
-        return ctx.solve(model, tuning=choice.tuning)
+        return ctx.solve(milp)
     lp = np.clip(relaxed.value(choice.y), 0.0, None)
     start = _rounded(ctx, choice, values, lp)
     gap = ctx.settings().mip_rel_gap or 0.0
     found = float(values @ start)
     bound = float(relaxed.objective)
-    if relaxed.status is Status.OPTIMAL and bound - found <= gap * max(abs(found), 1e-300):
+    if relaxed.status is Status.OPTIMAL and relative_gap(bound, found) <= gap:
         return _proven(relaxed, choice, start, found, bound)
     tuning = {k: {**v, **NO_HEURISTICS} for k, v in choice.tuning.items()}
     columns = np.arange(choice.y.start, choice.y.start + choice.y.size, dtype=np.int64)
-    return ctx.solve(model, start=(columns, start), tuning=tuning)
+    return ctx.solve(replace(milp, start=(columns, start), tuning=tuning))
 
 
 def _rounded(
@@ -81,7 +87,7 @@ def _rounded(
         upper=np.maximum(free, 0.0),
     )
     residual.set_objective({v: values[cols]}, Sense.MAXIMIZE)
-    solved = ctx.solve(residual, tuning=choice.tuning)
+    solved = ctx.solve(SolveRequest(residual, tuning=choice.tuning, auxiliary=True))
     if solved.status.has_solution:
         base[cols] += np.rint(solved.value(v))
     return base
@@ -100,5 +106,6 @@ def _proven(
         backend=relaxed.backend,
         solver=relaxed.solver,
         detail="proven by the LP relaxation's bound",
-        mip_gap=(bound - found) / max(abs(found), 1e-300),
+        mip_gap=relative_gap(bound, found),
+        termination=Termination.OPTIMAL,
     )

@@ -87,19 +87,21 @@ def run(
         else "− λ Σ w_j over waiting ones (maximized)"
     )
     outcome = integral_outcome(problem, jobs, answer.pick, answer.status, objective, name)
-    outcome.warnings += answer.warnings
-    outcome.mip_gap = answer.solution.mip_gap if answer.solution is not None else None
-    outcome.merged_groups = answer.classes if ctx.options.merge_identical else None
+    outcome = outcome.warned(*answer.warnings).but(
+        solution=answer.solution,
+        merged_groups=answer.classes if ctx.options.merge_identical else None,
+    )
     if chosen.size:
         mean = np.sum(weight[chosen] * power[chosen]) / np.sum(weight[chosen])
-        outcome.summary["power_mean"] = float(mean ** (1.0 / options.p))
+        outcome = outcome.summarized(power_mean=float(mean ** (1.0 / options.p)))
     if ctx.options.explain and answer.status.has_solution:
         total = lam * float(np.sum(jobs.weight[jobs.has_candidates()]))
-        outcome.evidence = integral_evidence(
+        evidence = integral_evidence(
             ctx, problem, jobs, answer.pick, value, value > 0,
             (lambda v: total - v) if options.p < 0 else (lambda v: v - total),
             options.presolve,
         )  # fmt: skip
+        outcome = outcome.but(evidence=evidence)
     return outcome
 
 
