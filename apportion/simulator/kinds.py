@@ -69,6 +69,12 @@ KINDS: tuple[TraceKind, ...] = (
         "16 × 4 GPUs",
         single_type=True,
     ),
+    TraceKind(
+        "sia",
+        "apportion.simulator.traces.sia",
+        "a Sia workload CSV, rigid jobs (Saturn workload 1)",
+        "6 × 4 T4, 2 × 8 A100, 3 × 8 RTX 2080Ti",
+    ),
 )
 
 BY_NAME = {kind.name: kind for kind in KINDS}

@@ -15,18 +15,36 @@ Units and conventions:
 - `restart_seconds` = the model's checkpoint-restore time D (a move costs it that);
 - ids as in the workload, arrival its `time`; the cluster: Sia's default 6 × 4 T4, 2 × 8 A100,
   3 × 8 RTX 2080Ti (or the one given).
+
+As a trace kind (`solve simulate sia [WORKLOAD.csv]`, `TraceSpec("sia", ...)`): SOURCE is one of
+Sia's workload CSVs (Saturn workload 1 when left out); `cluster` {type: GPUs} takes Sia's GPU
+types only (their profiles give the speeds), in nodes of each type's own size unless
+`gpus_per_node` is given.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from apportion.formulations.elastic.goodput import split_batch
-from apportion.refdata.sia import SIA_CLUSTER, Application, ClusterSpec, WorkloadJob, application
+from apportion.refdata.sia import (
+    SIA_CLUSTER,
+    Application,
+    ClusterSpec,
+    WorkloadJob,
+    application,
+    read_workload,
+    workload,
+)
 from apportion.simulator.elastic.truth import truth
 from apportion.simulator.trace import Cluster, Node, Trace, TraceJob
+
+if TYPE_CHECKING:
+    from apportion.simulator.sources import TraceSpec
 
 
 def rigid_steps(app: Application, batch: int) -> float:
@@ -95,3 +113,27 @@ def read_sia_rigid(
             )
         )
     return Trace(name, tuple(jobs), sia_cluster(cluster), source="Sia's workload, rigid jobs")
+
+
+def from_spec(spec: TraceSpec) -> Trace:
+    """The trace a `TraceSpec` of kind `sia` names (see the module)."""
+    jobs = read_workload(spec.source) if spec.source else workload("saturn", 1)
+    return read_sia_rigid(jobs, spec_cluster(spec.cluster, spec.gpus_per_node))
+
+
+def spec_cluster(gpus: Mapping[str, int] | None, per_node: int | None = None) -> ClusterSpec:
+    """Sia's cluster with `gpus` {type: GPUs} of its types in nodes of `per_node` GPUs (each
+    type's own node size when None); Sia's default without `gpus`."""
+    if gpus is None:
+        return SIA_CLUSTER
+    unknown = sorted(set(gpus) - set(SIA_CLUSTER.nodes))
+    if unknown:
+        known = ", ".join(SIA_CLUSTER.nodes)
+        raise ValueError(f"sia traces run on Sia's GPU types ({known}); got {', '.join(unknown)}")
+    size = {k: per_node or SIA_CLUSTER.gpus_per_node[k] for k in gpus}
+    for name, count in gpus.items():
+        if count % size[name]:
+            raise ValueError(f"{count} {name} GPUs do not make whole nodes of {size[name]}")
+    nodes = {k: count // size[k] for k, count in gpus.items()}
+    spans = {k: SIA_CLUSTER.max_nodes[k] for k in gpus}
+    return ClusterSpec(nodes, size, spans)
