@@ -36,7 +36,8 @@ def solve_guided(
     ctx: SolveContext, choice: ChoiceModel, values: FloatArray, auxiliary: bool = False
 ) -> Solution:
     """Maximize Σ values·y over `choice`: small models directly; larger ones proven by the LP
-    bound when the rounded LP answer is within the gap, else by the MILP started from it.
+    bound when the rounded LP answer is within the gap, else by the MILP started from it (the
+    rounded answer itself, feasible, when a limit stops that MILP before it takes its start).
     `auxiliary`: the model is not the policy's own (an explanation's what-if)."""
     model = choice.model
     model.set_objective({choice.y: values}, Sense.MAXIMIZE)
@@ -52,10 +53,19 @@ def solve_guided(
     found = float(values @ start)
     bound = float(relaxed.objective)
     if relaxed.status is Status.OPTIMAL and relative_gap(bound, found) <= gap:
-        return _proven(relaxed, choice, start, found, bound)
+        return _rounded_answer(relaxed, choice, start, found, bound)
     tuning = {k: {**v, **NO_HEURISTICS} for k, v in choice.tuning.items()}
     columns = np.arange(choice.y.start, choice.y.start + choice.y.size, dtype=np.int64)
-    return ctx.solve(replace(milp, start=(columns, start), tuning=tuning))
+    solved = ctx.solve(replace(milp, start=(columns, start), tuning=tuning))
+    if solved.status is Status.FEASIBLE and solved.objective is not None:
+        # the LP bound holds for the MILP too: tighter than its own when a limit stopped it early
+        known = relative_gap(bound, float(solved.objective))
+        if solved.mip_gap is None or known < solved.mip_gap:
+            solved = replace(solved, mip_gap=known)
+    if solved.status.has_solution:
+        return solved
+    # stopped (by a limit) before it even took its start: the rounded answer stands, unproven
+    return _rounded_answer(relaxed, choice, start, found, bound, solved)
 
 
 def _rounded(
@@ -93,19 +103,37 @@ def _rounded(
     return base
 
 
-def _proven(
-    relaxed: Solution, choice: ChoiceModel, start: FloatArray, found: float, bound: float
+def _rounded_answer(
+    relaxed: Solution,
+    choice: ChoiceModel,
+    start: FloatArray,
+    found: float,
+    bound: float,
+    stopped: Solution | None = None,
 ) -> Solution:
-    """The rounded answer as the model's solution, its gap measured against the LP bound."""
+    """The rounded answer as the model's solution, its gap measured against the LP bound:
+    proven optimal within the gap, or (`stopped`: the MILP that ended without a point) a
+    feasible answer with that MILP's termination."""
     x = relaxed.x.copy()
     x[choice.y.span] = start
+    if stopped is None:
+        status, termination, detail = (
+            Status.OPTIMAL,
+            Termination.OPTIMAL,
+            "proven by the LP relaxation's bound",
+        )
+    else:
+        status, termination = Status.FEASIBLE, stopped.termination
+        detail = (
+            f"the LP relaxation rounded; the MILP stopped before improving it: {stopped.detail}"
+        )
     return Solution(
-        Status.OPTIMAL,
+        status,
         found,
         x,
         backend=relaxed.backend,
         solver=relaxed.solver,
-        detail="proven by the LP relaxation's bound",
+        detail=detail,
         mip_gap=relative_gap(bound, found),
-        termination=Termination.OPTIMAL,
+        termination=termination,
     )

@@ -3,6 +3,7 @@ policy's gap) as an independent per-job MILP built from the snapshot alone."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,10 @@ from apportion.formulations.elastic.search import GUIDED_COLUMNS
 from apportion.refdata.sia import SIA_CLUSTER, scale_workload
 from apportion.refdata.sia_snapshots import round_snapshot
 from apportion.solver import solve
+from apportion.solver.backends import Solution
+from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.pipeline import export_model
+from apportion.solver.status import Status, Termination
 
 
 def _sia_optimum(snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1) -> float:
@@ -84,3 +88,63 @@ def test_export_writes_the_milp_not_the_relaxation_nor_the_residual(tmp_path: Pa
     # Σ (λ − A) over the running jobs, maximized: the policy's objective is λ·J less it
     objective = 1.1 * len(snapshot["jobs"]) - h.getInfo().objective_function_value
     assert objective == pytest.approx(solve(snapshot, policy="sia").objective, rel=1e-4)
+
+
+def test_a_milp_stopped_before_its_start_leaves_the_rounded_answer_feasible(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HiGHS stopped by a limit before it reads its start returns no point; the rounded LP
+    answer is then the answer: feasible (not optimal), the limit as its termination, its gap
+    against the LP bound, every GPU type within its count."""
+    # a round whose rounded answer is 4e-4 short of the LP bound: the MILP runs
+    snapshot = round_snapshot(scale_workload(32)[:600], SIA_CLUSTER.scaled(32), seed=0)
+    exact = solve(snapshot, policy="sia")
+    assert "LP relaxation" not in exact.solver.detail
+    real = SolveContext.solve
+
+    def limited(ctx: SolveContext, request: SolveRequest) -> Solution:
+        if request.start is None:
+            return real(ctx, request)
+        empty = np.zeros(request.model.num_cols)
+        return Solution(Status.NO_SOLUTION, None, empty, "highs", "mip", "Time limit reached",
+                        termination=Termination.TIME_LIMIT)  # fmt: skip
+
+    monkeypatch.setattr(SolveContext, "solve", limited)
+    result = solve(snapshot, policy="sia")
+    assert result.status is Status.FEASIBLE
+    assert result.termination is Termination.TIME_LIMIT
+    assert "MILP stopped" in result.solver.detail
+    gap = result.solver.mip_gap
+    assert gap is not None and 0.0 < gap < 0.01
+    # minimized: no better than the proven optimum, and close to it
+    assert exact.objective <= result.objective <= exact.objective * (1 + 0.01)
+    used: dict[str, float] = {}
+    for job in result.jobs:
+        if job.metrics.get("gpus"):
+            kind = job.metrics["gpu_type"]
+            used[kind] = used.get(kind, 0.0) + job.metrics["gpus"]
+    for gpu in snapshot["gpu_types"]:
+        assert used.get(gpu["name"], 0.0) <= gpu["count"]
+
+
+def test_a_milp_stopped_early_is_given_the_lp_bound_s_gap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incumbent whose solver had no bound yet (gap ∞) is measured against the LP bound."""
+    snapshot = round_snapshot(scale_workload(32)[:600], SIA_CLUSTER.scaled(32), seed=0)
+    real = SolveContext.solve
+    bounds: list[float] = []
+
+    def early(ctx: SolveContext, request: SolveRequest) -> Solution:
+        solved = real(ctx, request)
+        if request.relax and solved.objective is not None:
+            bounds.append(solved.objective)
+        if request.start is None:
+            return solved
+        return replace(solved, status=Status.FEASIBLE, mip_gap=float("inf"),
+                       termination=Termination.TIME_LIMIT)  # fmt: skip
+
+    monkeypatch.setattr(SolveContext, "solve", early)
+    result = solve(snapshot, policy="sia")
+    assert result.status is Status.FEASIBLE and len(bounds) == 1
+    # the model maximizes Σ (λ − A) = λ·J − the policy's objective
+    value = 1.1 * len(snapshot["jobs"]) - result.objective
+    assert result.solver.mip_gap == pytest.approx((bounds[0] - value) / value)
