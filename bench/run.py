@@ -12,6 +12,7 @@ from apportion.solver import solve
 from bench import (
     backends,
     deadlines,
+    elastic,
     explain,
     fleet,
     max_min,
@@ -36,6 +37,7 @@ SUITES = [
     objectives,
     deadlines,
     placement,
+    elastic,
     backends,
     simulator,
     notebooks,

@@ -80,6 +80,12 @@ KINDS: tuple[TraceKind, ...] = (
         "32 × 4 GPUs, spread skewed models 1.67× slower",
         single_type=True,
     ),
+    TraceKind(
+        "sia",
+        "apportion.simulator.traces.sia",
+        "a Sia workload CSV, rigid jobs (Saturn workload 1)",
+        "6 × 4 T4, 2 × 8 A100, 3 × 8 RTX 2080Ti",
+    ),
 )
 
 BY_NAME = {kind.name: kind for kind in KINDS}

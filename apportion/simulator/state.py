@@ -52,6 +52,7 @@ class JobTable:
     active_time: FloatArray
     cur_type: IntArray  # type running on now, -1 none
     guaranteed: BoolArray  # a deadline admission answer guaranteed the job
+    restart_seconds: FloatArray  # a restart's cost per job, NaN: the simulation's default
     broken: BoolArray  # a later answer broke a guarantee an earlier one gave the job
     reasons: dict[int, str] = field(default_factory=dict)
     index: dict[str, int] = field(default_factory=dict)
@@ -98,6 +99,13 @@ class JobTable:
             active_time=np.zeros(n),
             cur_type=np.full(n, -1, dtype=np.int64),
             guaranteed=np.zeros(n, dtype=bool),
+            restart_seconds=np.array(
+                [
+                    np.nan if job.restart_seconds is None else job.restart_seconds
+                    for job in trace.jobs
+                ],
+                dtype=float,
+            ),
             broken=np.zeros(n, dtype=bool),
             index={job_id: j for j, job_id in enumerate(ids)},
             spread=_spreads(trace),

@@ -39,6 +39,9 @@ class TraceJob:
     # (DeepShare: the isolated throughput of each configuration). Empty: placement does not
     # change the throughput, `throughput` holds.
     placement_throughput: dict[int, float] = field(default_factory=dict)
+    # Seconds a restart costs this job (its checkpoint-restore time, Sia's traces); None: the
+    # simulation's `preemption_seconds`.
+    restart_seconds: float | None = None
 
 
 @dataclass(frozen=True)

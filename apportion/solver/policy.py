@@ -85,6 +85,10 @@ class DecisionEvidence:
     detail: dict[int, dict[str, float | int | str | bool | None]] = field(default_factory=dict)
     granted: str = "granted"
     note: str = ""
+    # Per GPU type (snapshot order), what one more GPU of it would gain the objective, when the
+    # policy computed it (exactly, by solving again), and the stage those prices are for.
+    prices: FloatArray | None = None
+    price_stage: str | None = None
 
 
 Evidence = AllocationEvidence | DecisionEvidence

@@ -146,6 +146,18 @@ ENTRIES: tuple[Entry, ...] = (
         "apportion.formulations.tiresias.network_load",
         aliases=("min_max_network_load", "tiresias_placement"),
     ),
+    Entry(
+        "sia", "apportion.formulations.elastic.sia", aliases=("elastic_sia", "elastic_power_mean")
+    ),
+    Entry("ones", "apportion.formulations.elastic.ones", aliases=("elastic_ones",)),
+    Entry(
+        "elastic_max_min", "apportion.formulations.elastic.max_min", aliases=("elastic_fairness",)
+    ),
+    Entry(
+        "elastic_max_goodput",
+        "apportion.formulations.elastic.max_goodput",
+        aliases=("max_goodput", "max_total_goodput"),
+    ),
 )
 
 #: Gavel's policy names with no counterpart here, and why.

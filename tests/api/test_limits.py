@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from apportion.api.main import app, create_app
 from apportion.api.settings import CORES, Settings
+from apportion.solver.registry import NAMES
 from tests.conformance.cases_max_min import TWO_BY_TWO
 
 client = TestClient(app)
@@ -133,7 +134,8 @@ def test_the_request_schema_says_which_options_each_policy_takes() -> None:
     options = schemas[deadline["properties"]["options"]["anyOf"][0]["$ref"].rsplit("/", 1)[1]]
     assert {"sigma", "time_limit", "backend"} <= set(options["properties"])
     assert options.get("additionalProperties") is False
-    assert len(variants) == 12  # eleven policies and the snapshot's own
+    assert len(variants) == len(NAMES) + 1  # every policy and the snapshot's own
+    assert "SiaRequest" in variants
     responses = spec["paths"]["/v1/solve"]["post"]["responses"]
     assert {"200", "400", "413", "422", "503"} <= set(responses)
     assert "application/problem+json" in responses["503"]["content"]

@@ -1,6 +1,6 @@
 """Tiresias (NSDI'19): discretized 2D-LAS and 2D-Gittins priorities over attained GPU-service,
 exact gang admission under them, consolidation only for skewed models, and the placement ILP
-of its appendix (FORMULATIONS §9).
+of its appendix (FORMULATIONS §10).
 
 Family math: `queues` (queues, promotion, serving order), `gittins_index`, `instance` (the
 snapshot as arrays), `placing` (consolidated and hole-filling placement), `greedy` (Tiresias's

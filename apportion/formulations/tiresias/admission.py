@@ -1,4 +1,4 @@
-"""Exact admission under discretized priorities (FORMULATIONS §9b): who runs now, as a MILP.
+"""Exact admission under discretized priorities (FORMULATIONS §10b): who runs now, as a MILP.
 
 Jobs j with gang g_j, queue q_j, rank r_j within it (n_q jobs in queue q); nodes n of type k(n)
 with G_n GPUs (N_k per type); running jobs hold H_rn GPUs on node n. Variables:

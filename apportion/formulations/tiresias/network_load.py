@@ -1,4 +1,4 @@
-"""Network-load placement: the ILP of Tiresias's appendix, fast (FORMULATIONS §9c).
+"""Network-load placement: the ILP of Tiresias's appendix, fast (FORMULATIONS §10c).
 
 Each waiting job, in arrival order, is placed on the GPUs running jobs and the jobs placed
 before it leave, minimizing the most loaded node's network traffic

@@ -1,4 +1,4 @@
-"""The placement ILP of Tiresias's appendix (FORMULATIONS §9c): place one job's W workers and K
+"""The placement ILP of Tiresias's appendix (FORMULATIONS §10c): place one job's W workers and K
 parameter servers so that the most loaded node carries the least network traffic.
 
 A job with model size M = Σ_k s_k has K = W parameter servers (one per worker, TensorFlow's

@@ -1,4 +1,4 @@
-"""Discretized 2D-Gittins index (Tiresias, NSDI'19 §3.2; FORMULATIONS §9): priorities from
+"""Discretized 2D-Gittins index (Tiresias, NSDI'19 §3.2; FORMULATIONS §10): priorities from
 attained service and the distribution of past jobs' GPU-times (`service_distribution`).
 
 Queues and promotion as 2D-LAS; within a queue, jobs are served by their Gittins index,

@@ -1,4 +1,4 @@
-"""Discretized 2D-LAS (Tiresias, NSDI'19 §3.2; FORMULATIONS §9): priorities from attained
+"""Discretized 2D-LAS (Tiresias, NSDI'19 §3.2; FORMULATIONS §10): priorities from attained
 service alone, no knowledge of job sizes.
 
 A job's attained service a_J = W_J t_J (GPUs × seconds run) puts it in one of K queues split at

@@ -68,7 +68,10 @@ class Holdings:
         table.moves[moved] += 1
         table.first_start[index[~started]] = now
         paying = index[~stayed] if self.overhead.first_start else moved
-        table.delay_left[paying] = self.overhead.seconds(table.scale[paying])
+        # A job's own restart time (Sia's per-model figures) where the trace gives one.
+        own = table.restart_seconds[paying]
+        modelled = self.overhead.seconds(table.scale[paying])
+        table.delay_left[paying] = np.where(np.isnan(own), modelled, own)
         stopped = [j for j in previous if j not in placements]
         table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
         table.cur_type[list(previous)] = -1

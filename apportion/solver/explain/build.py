@@ -36,10 +36,13 @@ def explain(
     allocation_evidence = evidence if isinstance(evidence, AllocationEvidence) else None
     gpus, binding = gpu_explanations(problem, allocation_evidence, used)
     if isinstance(evidence, DecisionEvidence):
+        if evidence.prices is not None:
+            for usage, price in zip(gpus, evidence.prices.tolist(), strict=True):
+                usage.shadow_price = price if np.isfinite(price) else None
         return Explanation(
             available=True,
             note=evidence.note,
-            price_stage=None,
+            price_stage=evidence.price_stage if evidence.prices is not None else None,
             gpu_types=gpus,
             jobs=decision_jobs(problem, evidence),
         )

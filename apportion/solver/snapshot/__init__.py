@@ -1,6 +1,7 @@
 """The cluster snapshot, schema v1: one package, parts apart from the checks run across them.
 
-`types` (field types) → parts (`jobs`, `deadlines`, `nodes`, `sharing`, `contention`) → `view`
+`types` (field types) → parts (`jobs`, `deadlines`, `elastic`, `nodes`, `sharing`,
+`contention`) → `view`
 (what checks and helpers read) → `checks` → `columns` (plain jobs validated as columns, the fast
 path) → `document` (`Snapshot`, `parse_snapshot`).
 """

@@ -8,6 +8,7 @@ from pydantic import Field
 from pydantic import Strict as PydanticStrict
 
 from apportion.solver.snapshot.deadlines import DeadlineOption, JobClass
+from apportion.solver.snapshot.elastic import Elastic
 from apportion.solver.snapshot.service import MAX_TENSORS
 from apportion.solver.snapshot.types import (
     MAX_COUNT,
@@ -136,6 +137,11 @@ class Job(Strict):
         description="Steps/s of the whole job by the number of nodes it spans, where the spread "
         "changes its speed (DeepShare's isolated throughput per configuration); placement "
         "policies read it, and a spread it leaves out runs at the job's throughput.",
+    )
+    elastic: Elastic | None = Field(
+        default=None,
+        description="Candidate configurations (GPU type, GPUs, nodes, batch size) with their "
+        "goodput, or the goodput model they follow (elastic policies).",
     )
 
 

@@ -1,4 +1,4 @@
-"""Attained service and its distribution: what the Tiresias priorities read (FORMULATIONS §9).
+"""Attained service and its distribution: what the Tiresias priorities read (FORMULATIONS §10).
 
 A job's attained service is W_J × t_J, its GPUs times the seconds it has run, counted since it
 last entered the top queue (at arrival, or when a starvation promotion put it back); the caller

@@ -1,6 +1,6 @@
 """An independent oracle for exact admission: enumerate every decision on a tiny snapshot (each
 running job kept or stopped, each waiting job left waiting or placed any way its rule allows)
-and score it from the definition (FORMULATIONS §9b), sharing no code with the policy."""
+and score it from the definition (FORMULATIONS §10b), sharing no code with the policy."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from itertools import chain
 from apportion.solver.errors import FieldError
 from apportion.solver.snapshot.checks.contention import contention_errors
 from apportion.solver.snapshot.checks.deadlines import deadline_errors
+from apportion.solver.snapshot.checks.elastic import elastic_errors
 from apportion.solver.snapshot.checks.nodes import node_errors
 from apportion.solver.snapshot.checks.service import service_errors
 from apportion.solver.snapshot.checks.sharing import entity_errors, pair_errors
@@ -55,4 +56,5 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
         + entity_errors(snapshot)
         + pair_errors(snapshot)
         + service_errors(snapshot)
+        + elastic_errors(snapshot)
     )

@@ -1,0 +1,155 @@
+"""Heterogeneity-aware max-min fairness over configurations (FORMULATIONS §9g): Gavel's policy
+(§1) with a job's time shared among its configurations rather than among GPU types.
+
+With Ĝ_jc the goodput of job j in configuration c over its smallest (the slowest configuration
+counts 1; discounted by the re-allocation factor where c restarts j) and X_jc ∈ [0, 1] the
+fraction of time j runs in c:
+
+    maximize    t
+    subject to  Σ_c Ĝ_jc X_jc ≥ w_j t  ∀j,   Σ_c X_jc ≤ 1  ∀j,   Σ_{j, c on k} g_c X_jc ≤ N_k  ∀k
+
+then, with t held at its optimum, maximize Σ_j Σ_c Ĝ_jc X_jc / w_j (the Pareto stage of §1d: no
+job can gain without another losing). A job whose every share is 1 gets its slowest
+configuration's goodput all the time. An LP over classes of identical jobs (their shares split
+evenly, exact by symmetry); the round mechanism turns shares into configurations per round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import Field
+
+from apportion.formulations.elastic.candidates import ElasticJobs, collect
+from apportion.formulations.elastic.classes import merge
+from apportion.formulations.elastic.model import ChoiceModel, build, shares
+from apportion.formulations.elastic.options import ElasticOptions
+from apportion.formulations.elastic.outcome import shared_outcome
+from apportion.solver.arrays import ClusterArrays
+from apportion.solver.backends import LpMethod, Solution
+from apportion.solver.context import SolveContext, SolveRequest
+from apportion.solver.explain.codes import Reason
+from apportion.solver.model import Block, Sense
+from apportion.solver.policy import DecisionEvidence, Outcome, Policy
+from apportion.solver.snapshot import Snapshot
+from apportion.solver.sparse import sp
+from apportion.solver.status import Status
+
+FloatArray = NDArray[np.float64]
+NAME = "elastic_max_min"
+#: The Pareto stage keeps every job within this (relative) of the max-min level.
+LEVEL_TOLERANCE = 1e-7
+#: A share row's dual (the level per unit of the row, rows of order 1) above this holds the level.
+DUAL_FLOOR = 1e-9
+
+
+class ElasticMaxMinOptions(ElasticOptions):
+    pareto: bool = Field(
+        True,
+        description="After the max-min level, maximize the total normalized goodput with every "
+        "job kept at or above it.",
+    )
+
+
+def run(
+    snapshot: Snapshot, problem: ClusterArrays, options: ElasticMaxMinOptions, ctx: SolveContext
+) -> Outcome:
+    jobs = collect(snapshot, problem, options.restart_factor)
+    c = jobs.candidates
+    active = jobs.has_candidates()
+    classes = merge(jobs, c.normalized, active, ctx.options.merge_identical)
+    choice = build(
+        NAME,
+        jobs,
+        classes,
+        problem.gpu_count,
+        problem.gpu_names,
+        problem.job_ids,
+        False,
+        options.presolve,
+    )
+    nothing = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    if choice.y.size == 0:
+        return shared_outcome(problem, jobs, nothing, Status.OPTIMAL, None)
+    level, solution, first, share = _levels(ctx, choice, jobs, options.pareto)
+    if not solution.status.has_solution:
+        return shared_outcome(problem, jobs, nothing, solution.status, None).but(solution=solution)
+    outcome = shared_outcome(problem, jobs, shares(choice, solution), solution.status, level)
+    outcome = outcome.but(
+        solution=solution, merged_groups=classes.size if ctx.options.merge_identical else None
+    )
+    if ctx.options.explain:
+        outcome = outcome.but(evidence=_evidence(choice, first, share, outcome.reasons))
+    return outcome
+
+
+def _evidence(
+    choice: ChoiceModel, first: Solution, share: Block, reasons: Mapping[int, str]
+) -> DecisionEvidence:
+    """Bottlenecks from the max-min LP's share duals; prices from its capacity duals (the
+    level gained per extra GPU)."""
+    codes: dict[int, str] = {}
+    texts: dict[int, str] = {}
+    for j, why in reasons.items():
+        codes[j], texts[j] = Reason.NO_THROUGHPUT, why
+    if first.row_dual is None:
+        return DecisionEvidence(codes, texts, note="the solver reported no duals")
+    held = np.abs(first.dual(share)) > DUAL_FLOOR
+    for g, members in enumerate(choice.classes.members):
+        for j in members.tolist():
+            if held[g]:
+                codes[j], texts[j] = Reason.BOTTLENECK, "holds the max-min level"
+    prices = np.abs(first.dual(choice.capacity))
+    return DecisionEvidence(
+        codes,
+        texts,
+        granted="above the level, or at it without holding it",
+        note="prices: the max-min level gained per extra GPU (capacity duals of the first LP)",
+        prices=prices,
+        price_stage="max-min",
+    )
+
+
+def _levels(
+    ctx: SolveContext, choice: ChoiceModel, jobs: ElasticJobs, pareto: bool
+) -> tuple[float | None, Solution, Solution, Block]:
+    """The max-min LP, then (with `pareto`) the total with the level held."""
+    classes = choice.classes
+    c = jobs.candidates
+    value = c.normalized[classes.column]
+    weight = jobs.weight[classes.representative()]
+    model = choice.model
+    t = model.add_variables("t", 1, coords=(("level", ["t"]),))
+    share = sp.csr_matrix(
+        (value, (classes.owner, np.arange(value.size))), (classes.size, value.size)
+    )
+    rows = model.add_constraints(
+        "share",
+        {choice.y: share, t: sp.csr_matrix(-(classes.count * weight)[:, None])},
+        lower=0.0,
+        coords=(("job", [str(i) for i in range(classes.size)]),),
+    )
+    model.set_objective({t: np.ones(1)}, Sense.MAXIMIZE)
+    request = SolveRequest(model, LpMethod.SIMPLEX, tuning=choice.tuning)
+    first = ctx.solve(request)
+    if not first.status.has_solution or not pareto:
+        return first.objective, first, first, rows
+    level = float(first.value(t)[0])
+    model.add_constraints("level", {t: np.ones((1, 1))}, lower=level * (1 - LEVEL_TOLERANCE))
+    model.set_objective({choice.y: value / weight[classes.owner]}, Sense.MAXIMIZE)
+    second = ctx.solve(request)
+    if second.status is Status.OPTIMAL:
+        return level, second, first, rows
+    return level, first, first, rows
+
+
+POLICY = Policy(
+    name=NAME,
+    summary="Max-min fairness of normalized goodput with each elastic job's time shared among "
+    "its configurations (GPU type, GPUs, batch size), then the most total goodput.",
+    options=ElasticMaxMinOptions,
+    run=run,
+    problem_class="LP sequence",
+)

@@ -1,0 +1,136 @@
+"""What Sia's scheduler offers each job (its `get_sia_multi_job_info` and goodput matrices): a
+configuration per node shape of every GPU type, up to the job's replica limit, valued with the
+job's own goodput model.
+
+- Shapes: 1, 2, 4, … GPUs on one node, then whole nodes, up to the profiled node count.
+- Replica limit: min(max(2 × the most replicas it ran on, 1), 64, M_max // b_min) per type, the
+  largest over the types (Sia shares it): a job starts on one GPU and at most doubles per round.
+- Value: the goodput at the best batch size on a type the job has run on; on another type, the
+  goodput of the first type it has a model for (same replicas, nodes as that type needs) times
+  the ratio of the two types' single-GPU throughputs (Sia's projection); a job without any
+  model gets goodput 1 on every one-GPU shape only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from apportion.formulations.elastic.goodput import best_batch
+from apportion.formulations.elastic.shapes import node_shapes
+from apportion.refdata.sia import ClusterSpec
+from apportion.simulator.elastic.jobs import ElasticJob
+
+#: Sia's simulator offers no job more GPUs than this.
+MAX_REPLICAS = 64
+
+
+@dataclass(frozen=True)
+class Shape:
+    gpu: str
+    nodes: int
+    gpus: int
+
+    def placement(self, per_node: int) -> tuple[int, ...]:
+        """Per-node GPUs: one node, or whole nodes."""
+        if self.nodes == 1:
+            return (self.gpus,)
+        return (per_node,) * self.nodes
+
+
+def cluster_shapes(cluster: ClusterSpec) -> list[Shape]:
+    out = []
+    for gpu, per_node in cluster.gpus_per_node.items():
+        nodes = min(cluster.nodes[gpu], cluster.max_nodes[gpu])
+        out += [Shape(gpu, n, g) for n, g in node_shapes(per_node, nodes)]
+    return out
+
+
+def replica_limit(job: ElasticJob, cluster: ClusterSpec) -> int:
+    app = job.app
+    limits = [
+        min(
+            max(2 * job.max_profiled_replicas(gpu), 1),
+            MAX_REPLICAS,
+            app.max_batch // app.min_local_batch(gpu),
+        )
+        for gpu in cluster.gpus_per_node
+    ]
+    return max(limits)
+
+
+def offer(
+    job: ElasticJob, shapes: list[Shape], cluster: ClusterSpec
+) -> list[tuple[Shape, dict[str, Any]]]:
+    """(shape, configuration) for every shape the job may take, with its goodput."""
+    limit = replica_limit(job, cluster)
+    allowed = [s for s in shapes if s.gpus <= limit]
+    modelled = [g for g in cluster.gpus_per_node if job.model(g) is not None]
+    if not modelled:
+        return [(s, {"gpu_type": s.gpu, "gpus": 1, "nodes": 1, "goodput": 1.0})
+                for s in allowed if s.gpus == 1]  # fmt: skip
+    out: list[tuple[Shape, dict[str, Any]]] = []
+    for gpu in cluster.gpus_per_node:
+        mine = [s for s in allowed if s.gpu == gpu]
+        if not mine:
+            continue
+        source = gpu if gpu in modelled else modelled[0]
+        per_node = cluster.gpus_per_node[source]
+        gpus = np.array([s.gpus for s in mine], dtype=float)
+        nodes = (
+            np.array([s.nodes for s in mine], dtype=float)
+            if source == gpu
+            else np.ceil(gpus / per_node)
+        )
+        model = job.model(source)
+        assert model is not None
+        best = best_batch(model, nodes, gpus)
+        ratio = 1.0
+        if source != gpu:
+            profiles = job.app.profiles
+            ratio = profiles[gpu].single_gpu_throughput() / profiles[source].single_gpu_throughput()
+        for i, shape in enumerate(mine):
+            if best.goodput[i] <= 0:
+                continue
+            out.append(
+                (
+                    shape,
+                    {
+                        "gpu_type": gpu,
+                        "gpus": shape.gpus,
+                        "nodes": shape.nodes,
+                        "batch_size": int(best.batch[i]),
+                        "local_batch": int(best.local_batch[i]),
+                        "accumulation_steps": int(best.accumulation[i]),
+                        "throughput": float(best.throughput[i] * ratio),
+                        "goodput": float(best.goodput[i] * ratio),
+                    },
+                )
+            )
+    return out
+
+
+def job_document(
+    job: ElasticJob, now: float, offered: list[tuple[Shape, dict[str, Any]]]
+) -> dict[str, Any]:
+    """The job as the snapshot's `elastic` job: its configurations and where it stands."""
+    spec: dict[str, Any] = {
+        "configurations": [config for _, config in offered],
+        "age": max(now - job.arrival, 0.0),
+        "restarts": max(job.restarts, 0),
+        "restart_seconds": job.app.restart_factor_seconds,
+        # work left in samples at the initial batch's efficiency (goodput × seconds)
+        "remaining": job.remaining() * job.app.init_batch,
+    }
+    if job.gpu is not None and job.placement:
+        current = {"gpu_type": job.gpu, "gpus": job.gpus, "nodes": len(job.placement)}
+        if any(_matches(config, current) for _, config in offered):
+            spec["current"] = current
+            spec["pinned"] = job.delay > 0
+    return {"id": job.name, "elastic": spec}
+
+
+def _matches(config: dict[str, Any], current: dict[str, Any]) -> bool:
+    return all(config[key] == current[key] for key in ("gpu_type", "gpus", "nodes"))

@@ -1,0 +1,113 @@
+"""Deciders of the elastic simulation that ask one of apportion's elastic policies (`sia`,
+`ones`, `elastic_max_goodput`): each round a snapshot of the active jobs with the configurations
+Sia's scheduler would offer them (`belief`), solved in process, enacted on nodes by
+`mechanism.elastic`. A solve that gives no usable answer leaves every job where it is."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apportion.mechanism.elastic import Want, place
+from apportion.refdata.sia import ClusterSpec
+from apportion.simulator.elastic.belief import Shape, cluster_shapes, job_document, offer
+from apportion.simulator.elastic.engine import Decision, node_list
+from apportion.simulator.elastic.jobs import ElasticJob
+
+USABLE = frozenset({"optimal", "feasible"})
+
+
+class ApportionElastic:
+    """An apportion policy over the configurations Sia offers each job."""
+
+    def __init__(self, policy: str, cluster: ClusterSpec, options: Mapping[str, Any] | None = None):
+        self.name = policy
+        self.policy = policy
+        self.options = dict(options or {})
+        self.cluster = cluster
+        self.shapes = cluster_shapes(cluster)
+        self.nodes = node_list(cluster)
+        self.gpu_types = [{"name": k, "count": n} for k, n in cluster.gpus.items()]
+        self.solver_seconds: list[float] = []
+
+    def decide(self, now: float, active: list[ElasticJob]) -> Decision:
+        from apportion.solver.pipeline import solve
+
+        offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
+        snapshot = {
+            "gpu_types": self.gpu_types,
+            "jobs": [job_document(job, now, offers[job.name]) for job in active],
+        }
+        result = solve(snapshot, policy=self.policy, options=self.options)
+        self.solver_seconds.append(result.solver.total_seconds)
+        held = {job.name: job.nodes for job in active if job.nodes}
+        if result.status.value not in USABLE:
+            return held
+        wanted: dict[str, Want] = {}
+        for job, answer in zip(active, result.jobs, strict=True):
+            label = answer.metrics.get("configuration")
+            if isinstance(label, int):
+                shape: Shape = offers[job.name][label][0]
+                wanted[job.name] = Want(shape.gpu, shape.gpus, shape.nodes)
+        return place(self.nodes, wanted, held).placements
+
+
+class SharedElastic(ApportionElastic):
+    """A policy that answers time shares over configurations (`elastic_max_min`), enacted one
+    configuration per job per round by deficit: each job accrues its share of every round in
+    each configuration (by shape) and is charged the round it runs in one; the jobs furthest
+    behind go first, each in its configuration furthest behind that still fits its type's free
+    GPUs (Gavel's deficit rule over configurations). A job stays in the configuration it runs in
+    while that configuration has a share (a switch costs a restart: Gavel's lease extension)."""
+
+    def __init__(self, policy: str, cluster: ClusterSpec, options: Mapping[str, Any] | None = None):
+        super().__init__(policy, cluster, options)
+        self.deficit: dict[str, dict[Shape, float]] = {}
+
+    def decide(self, now: float, active: list[ElasticJob]) -> Decision:
+        from apportion.solver.pipeline import solve
+
+        offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
+        snapshot = {
+            "gpu_types": self.gpu_types,
+            "jobs": [job_document(job, now, offers[job.name]) for job in active],
+        }
+        result = solve(snapshot, policy=self.policy, options=self.options)
+        self.solver_seconds.append(result.solver.total_seconds)
+        held = {job.name: job.nodes for job in active if job.nodes}
+        if result.status.value not in USABLE:
+            return held
+        shares = result.summary.get("configuration_shares", {})
+        alive = {job.name for job in active}
+        self.deficit = {name: d for name, d in self.deficit.items() if name in alive}
+        given: dict[str, set[Shape]] = {}
+        for job in active:
+            owed = self.deficit.setdefault(job.name, {})
+            for label, share in shares.get(job.name, []):
+                shape = offers[job.name][int(label)][0]
+                owed[shape] = owed.get(shape, 0.0) + share
+                given.setdefault(job.name, set()).add(shape)
+        wanted = self._choose(active, given)
+        for name, want in wanted.items():
+            shape = Shape(want.gpu_type, want.nodes, want.gpus)
+            self.deficit[name][shape] -= 1.0
+        return place(self.nodes, wanted, held).placements
+
+    def _choose(self, active: list[ElasticJob], given: dict[str, set[Shape]]) -> dict[str, Want]:
+        free = dict(self.cluster.gpus)
+        order = sorted(
+            active, key=lambda j: -max(self.deficit.get(j.name, {}).values(), default=0.0)
+        )
+        wanted: dict[str, Want] = {}
+        for job in order:
+            owed = self.deficit.get(job.name, {})
+            now = Shape(job.gpu, len(job.placement), job.gpus) if job.gpu else None
+            staying = now is not None and now in given.get(job.name, set())
+            ranked = [now] if staying else sorted(owed, key=lambda s: -owed[s])
+            for shape in ranked:
+                assert shape is not None
+                if (staying or owed[shape] > 0) and shape.gpus <= free[shape.gpu]:
+                    free[shape.gpu] -= shape.gpus
+                    wanted[job.name] = Want(shape.gpu, shape.gpus, shape.nodes)
+                    break
+        return wanted

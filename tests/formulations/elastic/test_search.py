@@ -1,0 +1,150 @@
+"""The LP-guided search on models above its size threshold: the same optimum (within the
+policy's gap) as an independent per-job MILP built from the snapshot alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import highspy
+import numpy as np
+import pytest
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import csr_matrix
+
+from apportion.formulations.elastic.search import GUIDED_COLUMNS
+from apportion.refdata.sia import SIA_CLUSTER, scale_workload
+from apportion.refdata.sia_snapshots import round_snapshot
+from apportion.solver import solve
+from apportion.solver.backends import Solution
+from apportion.solver.context import SolveContext, SolveRequest
+from apportion.solver.pipeline import export_model
+from apportion.solver.status import Status, Termination
+
+
+def _sia_optimum(snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1) -> float:
+    """min Σ A x + λ (jobs waiting), one binary per (job, configuration), by scipy's milp."""
+    types = {t["name"]: k for k, t in enumerate(snapshot["gpu_types"])}
+    cost, job, gpu, gpus = [], [], [], []
+    for j, spec in enumerate(snapshot["jobs"]):
+        elastic = spec["elastic"]
+        configs = elastic["configurations"]
+        least = min(c["goodput"] for c in configs)
+        now = elastic.get("current")
+        age, n, s = (
+            elastic.get("age", 0.0),
+            elastic.get("restarts", 0),
+            elastic.get("restart_seconds", 0.0),
+        )
+        factor = 1.0 if s <= 0 or age < s else max(age - n * s, 0.0) / (age + s)
+        for c in configs:
+            value = c["goodput"] / least
+            if now is not None and (now["gpu_type"], now["gpus"]) != (c["gpu_type"], c["gpus"]):
+                value *= factor
+            cost.append((value**p if value > 0 else np.inf) - lam)
+            job.append(j)
+            gpu.append(types[c["gpu_type"]])
+            gpus.append(c["gpus"])
+    keep = np.isfinite(cost)
+    cost, job, gpu, gpus = (np.asarray(v)[keep] for v in (cost, job, gpu, gpus))
+    cols = np.arange(cost.size)
+    rows = [
+        LinearConstraint(csr_matrix((np.ones(cost.size), (job, cols))), ub=1),
+        LinearConstraint(
+            csr_matrix((gpus.astype(float), (gpu, cols)), shape=(len(types), cost.size)),
+            ub=[t["count"] for t in snapshot["gpu_types"]],
+        ),
+    ]
+    answer = milp(cost, constraints=rows, integrality=np.ones(cost.size), bounds=Bounds(0, 1),
+                  options={"mip_rel_gap": 1e-6})  # fmt: skip
+    return float(answer.fun + lam * len(snapshot["jobs"]))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_guided_search_reaches_the_per_job_optimum(seed: int) -> None:
+    snapshot = round_snapshot(scale_workload(8)[:200], SIA_CLUSTER.scaled(8), seed=seed)
+    result = solve(snapshot, policy="sia")
+    assert result.solver.variables >= GUIDED_COLUMNS  # the guided path, not the plain MILP
+    assert result.status.value == "optimal"
+    best = _sia_optimum(snapshot)
+    assert result.objective == pytest.approx(best, rel=1e-4)
+    assert result.objective >= best - 1e-6 * abs(best)
+
+
+def test_export_writes_the_milp_not_the_relaxation_nor_the_residual(tmp_path: Path) -> None:
+    """The LP relaxation and the residual MILP are auxiliary: a build-only run writes the
+    policy's own multiple-choice MILP, whose optimum read back is the policy's answer."""
+    snapshot = round_snapshot(scale_workload(8)[:200], SIA_CLUSTER.scaled(8), seed=0)
+    path = tmp_path / "sia.lp"
+    written = export_model(snapshot, path, policy="sia")
+    assert written is not None and written.name == "sia"
+    assert written.variables >= GUIDED_COLUMNS
+    assert written.integer_variables == written.variables  # the MILP, not its relaxation
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+    h.run()
+    # Σ (λ − A) over the running jobs, maximized: the policy's objective is λ·J less it
+    objective = 1.1 * len(snapshot["jobs"]) - h.getInfo().objective_function_value
+    assert objective == pytest.approx(solve(snapshot, policy="sia").objective, rel=1e-4)
+
+
+def test_a_milp_stopped_before_its_start_leaves_the_rounded_answer_feasible(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HiGHS stopped by a limit before it reads its start returns no point; the rounded LP
+    answer is then the answer: feasible (not optimal), the limit as its termination, its gap
+    against the LP bound, every GPU type within its count."""
+    # a round whose rounded answer is 4e-4 short of the LP bound: the MILP runs
+    snapshot = round_snapshot(scale_workload(32)[:600], SIA_CLUSTER.scaled(32), seed=0)
+    exact = solve(snapshot, policy="sia")
+    assert "LP relaxation" not in exact.solver.detail
+    real = SolveContext.solve
+
+    def limited(ctx: SolveContext, request: SolveRequest) -> Solution:
+        if request.start is None:
+            return real(ctx, request)
+        empty = np.zeros(request.model.num_cols)
+        return Solution(Status.NO_SOLUTION, None, empty, "highs", "mip", "Time limit reached",
+                        termination=Termination.TIME_LIMIT)  # fmt: skip
+
+    monkeypatch.setattr(SolveContext, "solve", limited)
+    result = solve(snapshot, policy="sia")
+    assert result.status is Status.FEASIBLE
+    assert result.termination is Termination.TIME_LIMIT
+    assert "MILP stopped" in result.solver.detail
+    gap = result.solver.mip_gap
+    assert gap is not None and 0.0 < gap < 0.01
+    # minimized: no better than the proven optimum, and close to it
+    assert exact.objective <= result.objective <= exact.objective * (1 + 0.01)
+    used: dict[str, float] = {}
+    for job in result.jobs:
+        if job.metrics.get("gpus"):
+            kind = job.metrics["gpu_type"]
+            used[kind] = used.get(kind, 0.0) + job.metrics["gpus"]
+    for gpu in snapshot["gpu_types"]:
+        assert used.get(gpu["name"], 0.0) <= gpu["count"]
+
+
+def test_a_milp_stopped_early_is_given_the_lp_bound_s_gap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incumbent whose solver had no bound yet (gap ∞) is measured against the LP bound."""
+    snapshot = round_snapshot(scale_workload(32)[:600], SIA_CLUSTER.scaled(32), seed=0)
+    real = SolveContext.solve
+    bounds: list[float] = []
+
+    def early(ctx: SolveContext, request: SolveRequest) -> Solution:
+        solved = real(ctx, request)
+        if request.relax and solved.objective is not None:
+            bounds.append(solved.objective)
+        if request.start is None:
+            return solved
+        return replace(solved, status=Status.FEASIBLE, mip_gap=float("inf"),
+                       termination=Termination.TIME_LIMIT)  # fmt: skip
+
+    monkeypatch.setattr(SolveContext, "solve", early)
+    result = solve(snapshot, policy="sia")
+    assert result.status is Status.FEASIBLE and len(bounds) == 1
+    # the model maximizes Σ (λ − A) = λ·J − the policy's objective
+    value = 1.1 * len(snapshot["jobs"]) - result.objective
+    assert result.solver.mip_gap == pytest.approx((bounds[0] - value) / value)
