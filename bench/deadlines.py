@@ -223,7 +223,7 @@ def study_cases() -> list[Case]:
     for trace in traces:
         for count in gpus:
             for variant in study.VARIANTS:
-                # Seconds are a policy call's p95; the 1 s target is the issue's, at 48 GPUs.
+                # Seconds are a policy call's p95; the 1 s target holds at 48 GPUs on MIX2.
                 target = 1.0 if variant.ours and count == 48 and trace == "MIX2" else None
                 out.append(
                     Case(
