@@ -1,5 +1,5 @@
 """notebooks/deadlines.ipynb in a real kernel at its small size: every plot is drawn, and the
-numbers it quotes say what the issue claims where the small size can show it: no guarantee is
+numbers it quotes say what the targets claim where the small size can show it: no guarantee is
 broken or missed at any call frequency, and on the contended cluster deadline admission meets
 at least the satisfaction of every baseline and EDF's first deadlines, with best-effort jobs
 within 1.1 × SRTF's completion time; where a claim fails, the notebook names the jobs."""
