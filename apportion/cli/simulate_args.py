@@ -58,6 +58,7 @@ def add_simulate(commands: Any) -> None:
     )
     _policy(command)
     _timing(command)
+    _costs(command)
     _trace(command)
     _output(command)
 
@@ -115,6 +116,21 @@ def _timing(command: argparse.ArgumentParser) -> None:
         "default: arrivals,completions for policies, every round for baselines.",
     )
     command.add_argument(
+        "--max-time",
+        type=float,
+        help="Stop at this simulated second (default: when every job that can finish has).",
+    )
+    command.add_argument(
+        "--events",
+        action="store_true",
+        help="Event-driven in any mode: decide at every arrival, completion and queue change, "
+        "not only at round or lease boundaries.",
+    )
+
+
+def _costs(command: argparse.ArgumentParser) -> None:
+    """What running costs a job: restarts and co-runners; and what a policy is told of the past."""
+    command.add_argument(
         "--preemption-seconds",
         type=float,
         default=0.0,
@@ -128,23 +144,12 @@ def _timing(command: argparse.ArgumentParser) -> None:
         "chronus (30 + 30 log2 g seconds at every start of a g-GPU job, the first included).",
     )
     command.add_argument(
-        "--max-time",
-        type=float,
-        help="Stop at this simulated second (default: when every job that can finish has).",
-    )
-    command.add_argument(
         "--contention",
         choices=("current", "reference"),
         default="current",
         help="How co-runners slow a job (traces with a contention table): its worst co-runner "
         "now (current), or DeepShare's simulator (reference: ratios floored at 0.35 that never "
         "recover while the job runs).",
-    )
-    command.add_argument(
-        "--events",
-        action="store_true",
-        help="Event-driven in any mode: decide at every arrival, completion and queue change, "
-        "not only at round or lease boundaries.",
     )
     command.add_argument(
         "--service-distribution",
