@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linprog
+from scipy.optimize import OptimizeResult, linprog
 
 from apportion.solver import SolveResult
 
@@ -68,14 +68,9 @@ class Instance:
         for j, floor in floors.items():
             rows.append(-self.value[j][None, :])
             rhs.append(np.array([-floor]))
-        result = linprog(
-            -(objective @ self.value),
-            A_ub=np.vstack(rows),
-            b_ub=np.concatenate(rhs),
-            bounds=self.bounds,
-            method="highs",
+        result = robust_linprog(
+            -(objective @ self.value), np.vstack(rows), np.concatenate(rhs), self.bounds
         )
-        assert result.status == 0, result.message
         return float(-result.fun)
 
 
@@ -147,9 +142,11 @@ def reference_water_filling(inst: Instance, rule: WeightRule) -> np.ndarray:
         reached = np.where(active, reached + weight * step, reached)
         floors = {**frozen, **{int(i): reached[i] for i in np.flatnonzero(active)}}
         relaxed = {i: f * (1 - 1e-9) for i, f in floors.items()}
+        # A rise within what the relaxed floors free (1e-9 of the largest) is none.
+        noise = 1e-8 * max(max(floors.values(), default=0.0), 1e-300)
         for j in np.flatnonzero(active & (weight > 0)):
             best = inst.maximize(np.eye(len(active))[j], relaxed)
-            if best <= floors[int(j)] * (1 + 1e-7) + 1e-9:
+            if best <= floors[int(j)] * (1 + 1e-7) + max(noise, 1e-12):
                 frozen[int(j)] = floors[int(j)]
         assert active[list(frozen)].any(), "the reference made no progress"
         active[list(frozen)] = False
@@ -180,12 +177,18 @@ def _level(
         rhs.append(np.array([-value * (1 - 1e-9)]))
     cost = np.zeros(n + 1)
     cost[-1] = -1.0
-    result = linprog(
-        cost,
-        A_ub=np.vstack(rows),
-        b_ub=np.concatenate(rhs),
-        bounds=[*inst.bounds, (0, None)],
-        method="highs",
-    )
-    assert result.status == 0, result.message
+    result = robust_linprog(cost, np.vstack(rows), np.concatenate(rhs), [*inst.bounds, (0, None)])
     return float(result.x[-1])
+
+
+def robust_linprog(
+    cost: np.ndarray, a_ub: np.ndarray, b_ub: np.ndarray, bounds: list[Any]
+) -> OptimizeResult:
+    """scipy's HiGHS, by its dual simplex, then its interior point (for at most 10 s): on
+    badly scaled LPs (rows 1e7 apart) one may end "Unknown" where the other solves."""
+    for method in ("highs-ds", "highs-ipm"):
+        options = {"time_limit": 10.0}
+        result = linprog(cost, A_ub=a_ub, b_ub=b_ub, bounds=bounds, method=method, options=options)
+        if result.status == 0:
+            return result
+    raise AssertionError(result.message)

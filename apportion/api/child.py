@@ -28,7 +28,7 @@ from apportion.api.worker import Answer, Limits, warm_up
 Task = Callable[[bytes | str, Limits], Answer]
 _PR_SET_PDEATHSIG = 1
 #: Above this much resident memory after a request, hand freed heap pages back to the system
-#: (small requests leave less: trimming after each would cost them ~10 %, the pages coming back).
+#: (small requests leave less, and trimming after each would cost them time: the pages come back).
 TRIM_ABOVE = 96 * 2**20
 
 

@@ -1,8 +1,12 @@
-"""What routes share: the settings and the solver pool (started on first use)."""
+"""What routes share, declared once as `Annotated` dependencies: the settings and the solver
+pool (started with the server, or on first use by an app that was not started). Handlers take
+`SettingsDep` and `PoolDep` parameters and never reach into `app.state` themselves."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request
 
 from apportion.api.pool import SolvePool
 from apportion.api.settings import Settings
@@ -22,3 +26,7 @@ def ensure_pool(app: FastAPI) -> SolvePool:
     if pool is None:
         pool = app.state.pool = SolvePool(app.state.settings)
     return pool
+
+
+SettingsDep = Annotated[Settings, Depends(settings_of)]
+PoolDep = Annotated[SolvePool, Depends(pool_of)]

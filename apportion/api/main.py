@@ -9,7 +9,7 @@ from importlib.resources import files
 from typing import Any
 
 import structlog
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
@@ -23,9 +23,11 @@ from apportion.api.problems import ProblemError, on_crash, on_http, on_problem, 
 from apportion.api.routes import compare, health, metrics, policies, rounds, solve
 from apportion.api.settings import Settings
 
-SOLVE_PATHS = ["/v1/solve"]
-ROUNDS_PATHS = ["/v1/rounds"]
-COMPARE_PATHS = ["/v1/compare"]
+#: The API's version, applied once to every versioned route (health and metrics stand outside).
+VERSION = "/v1"
+SOLVE_PATHS = [f"{VERSION}/solve"]
+ROUNDS_PATHS = [f"{VERSION}/rounds"]
+COMPARE_PATHS = [f"{VERSION}/compare"]
 
 
 def configure_logging(level: str) -> None:
@@ -56,8 +58,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=pool_lifespan(settings),
     )
     app.state.settings = settings
-    routers = (health, metrics, policies, solve, rounds, compare)
-    for module in routers:
+    versioned = APIRouter(prefix=VERSION)
+    for module in (policies, solve, rounds, compare):
+        versioned.include_router(module.router)
+    app.include_router(versioned)
+    for module in (health, metrics):
         app.include_router(module.router)
     app.add_exception_handler(ProblemError, on_problem)
     app.add_exception_handler(RequestValidationError, on_validation)

@@ -11,22 +11,26 @@ from __future__ import annotations
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from apportion.api.body import SPOOL_BYTES, spool_dir
 from apportion.api.problems import field_problems, problem_body, summary
-from apportion.mechanism.document import parse_rounds, round_result
+from apportion.api.schemas import CompareBody, SolveBody
+from apportion.mechanism.document import RoundsInput, parse_rounds, round_result
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import SolveOptions
 from apportion.solver.pipeline import checked_request, paused_gc, solve
 from apportion.solver.registry import DEFAULT_POLICY, all_policies, find_policy
 from apportion.solver.snapshot import Snapshot, parse_snapshot
 
+R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
 JSON = "application/json"
 PROBLEM = "application/problem+json"
 
@@ -52,64 +56,151 @@ class Answer:
     path: str | None = None  # a large body, in a spool file the server sends and removes
 
 
-class Envelope(BaseModel):
-    """The request's outer shape; the snapshot and options are checked by the pipeline."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    policy: str | None = None
-    snapshot: dict[str, Any]
-    options: dict[str, Any] | None = None
-
-
 def warm_up() -> None:
     """Pay the one-off costs (imports, validators) before the first request does, and let a
     cancelled solve end its process at once: the pool's SIGTERM handler would run only when the
-    solver's native code returns to Python (measured: the kill came ~3 s later)."""
+    solver's native code returns to Python, seconds later."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     all_policies()
     solve({"gpu_types": [{"name": "g", "count": 1}], "jobs": [{"id": "j", "throughput": {"g": 1}}]})
 
 
-def solve_body(body: bytes | str, limits: Limits) -> Answer:
+@dataclass(frozen=True)
+class Endpoint(Generic[R]):
+    """What differs between the requests a worker serves; `handle` does the rest.
+
+    - read: the decoded body as the endpoint's request model (raises `InputError`)
+    - limited: the policy and options whose limits apply (None: the service's default bound)
+    - run: the work, with the options under the service's limits; returns the answer model and
+      what the logs and metrics say of it (never bodies)
+    """
+
+    read: Callable[[Any], R]
+    limited: Callable[[R], SolveBody | None]
+    run: Callable[[R, dict[str, Any] | None], tuple[BaseModel, dict[str, Any]]]
+
+
+def handle(body: bytes | str, limits: Limits, endpoint: Endpoint[Any]) -> Answer:
     """One request, start to end (`body` is the bytes, or the path of a spool file holding
-    them); every failure is an answer, never an exception."""
+    them): parse, apply the service's limits, run, render; every failure is an answer, never an
+    exception. Bounded first by the service's default limit, then by the request's own."""
     # Parsing a large body creates millions of acyclic objects: the cyclic collector's passes
-    # over them doubled orjson's time (300,000 jobs: 0.79 s against 0.40 s).
+    # over them would cost as much again as the parsing itself (the `service` bench rows).
     with paused_gc():
-        return _solve(body, limits)
+        try:
+            _alarm(limits.default_time_limit + limits.grace)
+            request = endpoint.read(_decoded(_bytes(body)))
+            wanted = endpoint.limited(request)
+            options = None if wanted is None else _apply_limits(wanted, limits)
+            if options is not None:
+                _alarm(float(options["time_limit"]) + limits.grace)
+            answer, meta = endpoint.run(request, options)
+        except (_Malformed, InputError) as exc:
+            return _refused(exc)
+        finally:
+            _alarm(0.0)
+        # Bytes straight from the serializer (model_dump_json would make a str, then bytes).
+        rendered = answer.__pydantic_serializer__.to_json(answer)
+    if len(rendered) <= SPOOL_BYTES:
+        return Answer(200, rendered, JSON, meta)
+    return _spooled(rendered, meta, Path(limits.answers) if limits.answers else spool_dir())
 
 
-def _solve(body: bytes | str, limits: Limits) -> Answer:
-    try:
-        envelope = _envelope(Path(body).read_bytes() if isinstance(body, str) else body)
-        options = _apply_limits(envelope, limits)
-        _alarm(float(options["time_limit"]) + limits.grace)
-        policy, started = envelope.policy, time.perf_counter()
-        snapshot = _parsed(envelope)
-        # The decoded document is no longer needed: at a million jobs it is a gigabyte that
-        # would otherwise stay alive through the solve and the rendering.
-        del envelope
-        parsed = time.perf_counter() - started
-        result = solve(snapshot, policy=policy, options=options)
-        result.solver.validate_seconds += parsed
-        result.solver.total_seconds += parsed
-    except (_Malformed, InputError) as exc:
-        return _refused(exc)
-    finally:
-        _alarm(0.0)
+def _bytes(body: bytes | str) -> bytes:
+    return Path(body).read_bytes() if isinstance(body, str) else body
+
+
+def _read_solve(data: Any) -> SolveBody:
+    return _validated(SolveBody, data)
+
+
+def _run_solve(
+    request: SolveBody, options: dict[str, Any] | None
+) -> tuple[BaseModel, dict[str, Any]]:
+    started = time.perf_counter()
+    snapshot = _parsed(request)
+    # The decoded document is no longer needed: at a million jobs it is a gigabyte that would
+    # otherwise stay alive through the solve and the rendering.
+    request.snapshot = {}
+    parsed = time.perf_counter() - started
+    result = solve(snapshot, policy=request.policy, options=options)
+    del snapshot  # the result is all that is needed now
+    result.solver.validate_seconds += parsed
+    result.solver.total_seconds += parsed
     meta = {
         "policy": result.policy,
         "status": result.status.value,
         "jobs": len(result.jobs),
         "solve_seconds": result.solver.total_seconds,
     }
-    del snapshot  # the result is all that is needed now
-    # Bytes straight from the serializer (model_dump_json would make a str, then bytes again).
-    rendered = result.__pydantic_serializer__.to_json(result)
-    if len(rendered) <= SPOOL_BYTES:
-        return Answer(200, rendered, JSON, meta)
-    return _spooled(rendered, meta, Path(limits.answers) if limits.answers else spool_dir())
+    return result, meta
+
+
+def _limited_rounds(request: RoundsInput) -> SolveBody | None:
+    # A round takes milliseconds to seconds: the service's default bound, then the policy's
+    # limit when the request names one.
+    if request.policy is None:
+        return None
+    return SolveBody(policy=request.policy, snapshot={}, options=request.options)
+
+
+def _run_rounds(
+    request: RoundsInput, options: dict[str, Any] | None
+) -> tuple[BaseModel, dict[str, Any]]:
+    started = time.perf_counter()
+    answer = round_result(request, options)
+    meta = {
+        "policy": f"rounds:{answer.policy or 'allocation'}",
+        "status": answer.status.value if answer.status is not None else "round",
+        "jobs": len(request.snapshot.jobs),
+        "solve_seconds": time.perf_counter() - started,
+    }
+    return answer, meta
+
+
+def _read_compare(data: Any) -> CompareBody:
+    return _validated(CompareBody, data)
+
+
+def _limited_compare(request: CompareBody) -> SolveBody:
+    # Both sides share one time limit: compare is bounded like a solve.
+    return SolveBody(policy=request.policy, snapshot=request.before, options=request.options)
+
+
+def _run_compare(
+    request: CompareBody, options: dict[str, Any] | None
+) -> tuple[BaseModel, dict[str, Any]]:
+    from apportion.solver.compare import compare
+
+    started = time.perf_counter()
+    answer = compare(request.before, request.after, request.patch, request.policy, options)
+    meta = {
+        "policy": f"compare:{answer.policy}",
+        "status": answer.status_after.value,
+        "jobs": len(answer.jobs) + answer.unchanged,
+        "solve_seconds": time.perf_counter() - started,
+    }
+    return answer, meta
+
+
+SOLVE = Endpoint(_read_solve, lambda request: request, _run_solve)
+ROUNDS = Endpoint(parse_rounds, _limited_rounds, _run_rounds)
+COMPARE = Endpoint(_read_compare, _limited_compare, _run_compare)
+
+
+def solve_body(body: bytes | str, limits: Limits) -> Answer:
+    """POST /v1/solve in a worker: `{policy, snapshot, options}` → the result document."""
+    return handle(body, limits, SOLVE)
+
+
+def rounds_body(body: bytes | str, limits: Limits) -> Answer:
+    """POST /v1/rounds in a worker: the next round (solving the policy when one is named)."""
+    return handle(body, limits, ROUNDS)
+
+
+def compare_body(body: bytes | str, limits: Limits) -> Answer:
+    """POST /v1/compare in a worker: both sides solved here within one time limit."""
+    return handle(body, limits, COMPARE)
 
 
 def _spooled(rendered: bytes, meta: dict[str, Any], folder: Path) -> Answer:
@@ -129,91 +220,12 @@ def _spooled(rendered: bytes, meta: dict[str, Any], folder: Path) -> Answer:
     return Answer(200, b"", JSON, meta, name)
 
 
-def rounds_body(body: bytes | str, limits: Limits) -> Answer:
-    """POST /v1/rounds start to end, like `solve_body`: parse, validate, solve when the request
-    names a policy, compute the round and render it, all in this process."""
-    with paused_gc():
-        return _round(body, limits)
-
-
-def _round(body: bytes | str, limits: Limits) -> Answer:
-    started = time.perf_counter()
-    try:
-        # Parsing and a round take milliseconds to seconds: bounded like a solve without a limit
-        # of its own, then by the policy's limit when the request names one.
-        _alarm(limits.default_time_limit + limits.grace)
-        request = parse_rounds(_decoded(Path(body).read_bytes() if isinstance(body, str) else body))
-        options = None
-        if request.policy is not None:
-            envelope = Envelope(policy=request.policy, snapshot={}, options=request.options)
-            options = _apply_limits(envelope, limits)
-            _alarm(float(options["time_limit"]) + limits.grace)
-        answer = round_result(request, options)
-    except (_Malformed, InputError) as exc:
-        return _refused(exc)
-    finally:
-        _alarm(0.0)
-    meta = {
-        "policy": f"rounds:{answer.policy or 'allocation'}",
-        "status": answer.status.value if answer.status is not None else "round",
-        "jobs": len(request.snapshot.jobs),
-        "solve_seconds": time.perf_counter() - started,
-    }
-    return Answer(200, answer.__pydantic_serializer__.to_json(answer), JSON, meta)
-
-
 def _refused(exc: _Malformed | InputError) -> Answer:
     """A body that is not JSON (400), or input refused field by field (422)."""
     if isinstance(exc, _Malformed):
         return _problem(400, exc.detail, [{"loc": ["body"], "msg": exc.detail, "type": "json"}])
     errors = field_problems(exc.errors)
     return _problem(422, summary(errors), errors)
-
-
-class CompareEnvelope(BaseModel):
-    """POST /v1/compare: `before`, and `after` or a `patch`, under one policy and options."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    policy: str | None = None
-    before: dict[str, Any]
-    after: dict[str, Any] | None = None
-    patch: dict[str, Any] | None = None
-    options: dict[str, Any] | None = None
-
-
-def compare_body(body: bytes | str, limits: Limits) -> Answer:
-    """POST /v1/compare start to end: both sides solved here, one after the other, within the
-    request's one time limit (bounded like a solve)."""
-    with paused_gc():
-        return _compare(body, limits)
-
-
-def _compare(body: bytes | str, limits: Limits) -> Answer:
-    from apportion.solver.compare import compare
-
-    started = time.perf_counter()
-    try:
-        data = _decoded(Path(body).read_bytes() if isinstance(body, str) else body)
-        try:
-            request = CompareEnvelope.model_validate(data)
-        except ValidationError as exc:
-            raise InputError.from_validation(exc, ()) from None
-        envelope = Envelope(policy=request.policy, snapshot=request.before, options=request.options)
-        options = _apply_limits(envelope, limits)
-        _alarm(float(options["time_limit"]) + limits.grace)
-        answer = compare(request.before, request.after, request.patch, request.policy, options)
-    except (_Malformed, InputError) as exc:
-        return _refused(exc)
-    finally:
-        _alarm(0.0)
-    meta = {
-        "policy": f"compare:{answer.policy}",
-        "status": answer.status_after.value,
-        "jobs": len(answer.jobs) + answer.unchanged,
-        "solve_seconds": time.perf_counter() - started,
-    }
-    return Answer(200, answer.__pydantic_serializer__.to_json(answer), JSON, meta)
 
 
 class _Malformed(Exception):
@@ -229,27 +241,26 @@ def _decoded(body: bytes) -> Any:
         raise _Malformed(f"not valid JSON: {exc}") from None
 
 
-def _parsed(envelope: Envelope) -> Snapshot:
-    """The envelope's snapshot; when it is invalid, the problems of the policy and options are
+def _parsed(request: SolveBody) -> Snapshot:
+    """The request's snapshot; when it is invalid, the problems of the policy and options are
     reported with its own (every field at once, as `solve` reports them)."""
     try:
-        return parse_snapshot(envelope.snapshot)
+        return parse_snapshot(request.snapshot)
     except InputError as exc:
-        named = envelope.policy or envelope.snapshot.get("policy")
-        request = checked_request(named if isinstance(named, str) else None, envelope.options or {})
-        more = request.errors if isinstance(request, InputError) else ()
+        named = request.policy or request.snapshot.get("policy")
+        checked = checked_request(named if isinstance(named, str) else None, request.options or {})
+        more = checked.errors if isinstance(checked, InputError) else ()
         raise InputError([*exc.errors, *more]) from None
 
 
-def _envelope(body: bytes) -> Envelope:
-    data = _decoded(body)
+def _validated(model: type[M], data: Any) -> M:
     try:
-        return Envelope.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise InputError.from_validation(exc, ()) from None
 
 
-def _apply_limits(envelope: Envelope, limits: Limits) -> dict[str, Any]:
+def _apply_limits(envelope: SolveBody, limits: Limits) -> dict[str, Any]:
     """The request's options under the service's rules: verbose only where allowed, threads
     within the service's, and a time limit always (the request's, else the policy's default,
     else the service's), never above the cap."""
@@ -277,7 +288,7 @@ def _apply_limits(envelope: Envelope, limits: Limits) -> dict[str, Any]:
     return {**options, "time_limit": limit, "threads": threads}
 
 
-def _policy_default(envelope: Envelope) -> float | None:
+def _policy_default(envelope: SolveBody) -> float | None:
     named = envelope.policy or envelope.snapshot.get("policy") or DEFAULT_POLICY
     policy = find_policy(named) if isinstance(named, str) else None
     return None if policy is None else policy.defaults.time_limit

@@ -1,6 +1,6 @@
 """The command line's grammar (argparse): `solve [solve] SNAPSHOT [options]` as the main verb,
-and `schema`, `policies`, `export`. argparse rather than a richer framework: it is loaded in
-~5 ms where typer took ~50, a tenth of a whole max-min solve's start-up."""
+and `schema`, `policies`, `export`. argparse rather than a richer framework: it loads in a
+fraction of the time, and start-up is most of a small solve's (the `startup` bench rows)."""
 
 from __future__ import annotations
 

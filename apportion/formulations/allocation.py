@@ -135,14 +135,32 @@ def repair_allocation(
     # Interior points leave crumbs (1e-12 where the answer is 0); a crumb is small next to the
     # job's own time, not in absolute terms: a job may rightly need 1e-13 of its time.
     x[x < 1e-9 * x.max(axis=1, keepdims=True)] = 0.0
-    row = x.sum(axis=1)
-    over = row > 1.0
-    x[over] /= row[over, None]
-    used = gpus @ x
-    scale = np.where(used > capacity, capacity / np.maximum(used, 1e-300), 1.0)
+    fix = time_fix(x.sum(axis=1))
+    x *= fix[:, None]
+    scale = capacity_scale(gpus @ x, capacity)
     x *= scale[None, :]
-    repair = max(float(np.max(row - 1.0, initial=0.0)), float(np.max(1.0 - scale, initial=0.0)))
-    return x, repair
+    return x, repair_size(fix, scale)
+
+
+def time_fix(time_used: FloatArray) -> FloatArray:
+    """The factor each job's time is scaled by so that it spends at most all of it (1 for a job
+    within its time). The first half of every feasibility repair (`repair_allocation`, and the
+    share LPs' column form in `fairness.share_result`)."""
+    fixed: FloatArray = np.minimum(1.0, 1.0 / np.maximum(time_used, 1e-300))
+    return fixed
+
+
+def capacity_scale(used: FloatArray, capacity: FloatArray) -> FloatArray:
+    """The factor each GPU type's use is scaled by so that it fits the type's GPUs: the second
+    half of every feasibility repair."""
+    scale: FloatArray = np.where(used > capacity, capacity / np.maximum(used, 1e-300), 1.0)
+    return scale
+
+
+def repair_size(fix: FloatArray, scale: FloatArray) -> float:
+    """The largest relative change a repair made: above round-off, the solve it repaired was
+    not trustworthy and the caller says so in the status."""
+    return max(float(np.max(1.0 - fix, initial=0.0)), float(np.max(1.0 - scale, initial=0.0)))
 
 
 def normalized_share(

@@ -80,10 +80,6 @@ KEYS: dict[str, tuple[Key, bool]] = {
 ALIASES = {"tiresias": "2d_las", "2d-las": "2d_las", "fifo_greedy": "fifo_baseline"}
 
 
-def baseline_names() -> tuple[str, ...]:
-    return tuple(KEYS)
-
-
 class Baseline:
     """A priority scheduler with greedy, type-aware gang placement."""
 

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
 from apportion.simulator.state import IntArray, JobTable
 from apportion.solver.status import Status
 
@@ -179,18 +177,3 @@ class TypeBlindPolicy(ApportionPolicy):
             request.table, request.jobs, request.now, lambda: type_blind(request.document)
         )
         return super().decide(blind)
-
-
-def zero_answer(status: str = "optimal") -> Answer:
-    """Nothing to decide (no active job): no call is made."""
-    return Answer(status=status)
-
-
-def allocation_matrix(answer: Answer, table: JobTable, jobs: IntArray) -> np.ndarray:
-    """The answer's allocation as a (jobs, types) array in the table's type order."""
-    column = {k: i for i, k in enumerate(table.types)}
-    out = np.zeros((jobs.size, len(table.types)))
-    for row, j in enumerate(jobs.tolist()):
-        for k, x in answer.allocation.get(table.ids[j], {}).items():
-            out[row, column[k]] = x
-    return out

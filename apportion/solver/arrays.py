@@ -123,8 +123,9 @@ def _from_jobs(
     """Ids, throughput matrix, scale factors and the real-valued fields read from `Job`s."""
     column = {name: k for k, name in enumerate(gpu_names)}
     m = len(jobs)
-    # One pass over the jobs reads every field (attrgetter and zip run in C: at a million
-    # jobs, a comprehension per field was 2.5 s), then the arrays are built from columns.
+    # One pass over the jobs reads every field (attrgetter and zip run in C, where a
+    # comprehension per field walks the jobs once per field), then the arrays are built from
+    # columns.
     fields = list(zip(*map(_FIELDS, jobs), strict=True)) if m else [()] * len(_NAMES)
     col = dict(zip(_NAMES, fields, strict=True))
     throughput = np.zeros((m, len(gpu_names)))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,9 +26,6 @@ class FieldError:
             else:
                 out += f".{part}" if out else str(part)
         return out or "input"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"loc": list(self.loc), "msg": self.msg, "type": self.type}
 
 
 class InputError(ValueError):

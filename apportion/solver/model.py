@@ -216,15 +216,3 @@ class CompiledModel:
             if b.name == name:
                 return b
         raise KeyError(name)
-
-    def max_violation(self, x: NDArray[np.float64]) -> float:
-        """Largest bound or row violation of a candidate point (0 for a feasible one)."""
-        ax = self.matrix @ x
-        parts = [
-            self.col_lower - x,
-            x - self.col_upper,
-            self.row_lower - ax,
-            ax - self.row_upper,
-        ]
-        worst = max((float(np.max(p)) for p in parts if p.size), default=0.0)
-        return max(worst, 0.0)

@@ -77,9 +77,9 @@ def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float
 def paused_gc() -> Iterator[None]:
     """Hold the cyclic garbage collector while a request builds its (acyclic) objects.
 
-    A 100,000-job snapshot allocates millions of small objects; the collector's repeated passes
-    over them were 40 % of validation time. Reference counting still frees everything; the
-    collector resumes (and catches up) when the request is done.
+    A 100,000-job snapshot allocates millions of small objects, and the collector's repeated
+    passes over them are a large part of validation. Reference counting still frees everything;
+    the collector resumes (and catches up) when the request is done.
     """
     was_enabled = gc.isenabled()
     gc.disable()

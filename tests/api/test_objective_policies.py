@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from apportion.api.main import app
 from tests.cli_runner import invoke
 from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
+from tests.formulations.objectives.test_min_cost_slo import NO_DEADLINES
 
 NEW = {
     "makespan": {"pareto", "heterogeneity_aware", "agnostic_definition", "reference_type"},
@@ -89,3 +90,13 @@ def test_cli_table_shows_policy_metrics(tmp_path: Path) -> None:
     result = invoke([str(path), "--policy", "makespan", "--format", "table"])
     assert result.exit_code == 0, result.output
     assert "finish_time" in result.output
+
+
+def test_min_cost_slo_without_any_deadline_is_refused_by_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(NO_DEADLINES))
+    result = invoke([str(path), "--policy", "min_cost_slo"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert "snapshot.jobs" in line and "no job has a deadline" in line

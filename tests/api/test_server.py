@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.api.service import running_service
+from tests.formulations.objectives.test_min_cost_slo import NO_DEADLINES
 
 
 @pytest.fixture(scope="module")
@@ -28,3 +29,16 @@ def test_invalid_snapshot_over_http_is_422(server: str) -> None:
     response = httpx.post(f"{server}/v1/solve", json={"snapshot": {"gpu_types": []}}, timeout=10)
     assert response.status_code == 422
     assert response.json()["errors"][0]["loc"] == ["body", "snapshot", "gpu_types"]
+
+
+def test_min_cost_slo_without_any_deadline_is_422_over_http(server: str) -> None:
+    response = httpx.post(
+        f"{server}/v1/solve",
+        json={"policy": "min_cost_slo", "snapshot": NO_DEADLINES},
+        timeout=30,
+    )
+    assert response.status_code == 422
+    assert response.headers["content-type"].startswith("application/problem+json")
+    (error,) = response.json()["errors"]
+    assert error["loc"] == ["body", "snapshot", "jobs"]
+    assert "no job has a deadline" in error["msg"]

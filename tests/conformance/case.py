@@ -24,6 +24,13 @@ class Case:
     options: dict[str, Any] = field(default_factory=dict)
     # Extra assertions on the returned result (feasibility of the allocation, placements, ...).
     check: Callable[[SolveResult], None] | None = None
+    # How far an objective of 0 may read: interior points leave ~1e-8 crumbs on a job that gets
+    # nothing (a FIFO job whose turn never comes).
+    abs_tol: float = 1e-9
+    # Throughputs or weights spanning 1e6 or more: the splitting methods (see combos) may stop at
+    # their own tolerance there, which they must then say (not optimal); every other solver must
+    # still prove the optimum. Their answers are not rescaled (test_range_answers).
+    ill_conditioned: bool = False
 
 
 def all_cases() -> list[Case]:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
-from apportion.solver import SolveResult
+from apportion.solver import SolveResult, Status
 from tests.allocation_checks import assert_feasible_allocation
 from tests.conformance.case import Case
+from tests.formulations.fairness.max_min_oracle import linprog_max_min, scaled_max_min
+from tests.formulations.fairness.test_pareto import NEAR_EDGE, SLOW_SPARE, idle_but_usable
 
 
 def _feasible(snapshot: dict) -> object:
@@ -81,6 +86,29 @@ def _gavel_agnostic(result: SolveResult) -> None:
         assert job.effective_throughput == pytest.approx(job.allocation.get("v100", 0.0), abs=1e-9)
 
 
+APPLIED = {"ceiling", "second LP", "every job at the level"}
+
+
+def _stage_said(result: SolveResult) -> bool:
+    """The answer says the Pareto stage did not apply (a warning, or no optimal status)."""
+    return result.status is not Status.OPTIMAL or any("Pareto stage" in w for w in result.warnings)
+
+
+def _no_usable_gpu_idle(snapshot: dict[str, Any]) -> Callable[[SolveResult], None]:
+    """No idle GPU worth 1e-6 of a job's throughput to a job with time left (an interior point
+    leaves a few 1e-6 of a job's time on its 5,000-times slower type), or the answer says the
+    Pareto stage did not apply."""
+
+    def check(result: SolveResult) -> None:
+        assert_feasible_allocation(result, snapshot)
+        if result.summary["pareto"] in APPLIED:
+            assert idle_but_usable(result, snapshot, gain=1e-6) == []
+        else:
+            assert _stage_said(result)
+
+    return check
+
+
 CASES = [
     Case(
         "max-min 2 jobs × 2 types", "max_min_fairness", TWO_BY_TWO, 1.0, check=_feasible(TWO_BY_TWO)
@@ -124,5 +152,23 @@ CASES = [
         1.0,
         options={"heterogeneity_aware": False},
         check=_feasible(TWO_BY_TWO),
+    ),
+    # Throughputs spanning 1e-3…9e3 (see test_pareto): the optimum by the independent LPs, and
+    # no GPU left idle that a job with time left could use.
+    Case(
+        "max-min, a spare job's slow type",
+        "max_min_fairness",
+        SLOW_SPARE,
+        linprog_max_min(SLOW_SPARE),
+        check=_no_usable_gpu_idle(SLOW_SPARE),
+        ill_conditioned=True,
+    ),
+    Case(
+        "max-min, floors near the edge",
+        "max_min_fairness",
+        NEAR_EDGE,
+        scaled_max_min(NEAR_EDGE),
+        check=_no_usable_gpu_idle(NEAR_EDGE),
+        ill_conditioned=True,
     ),
 ]

@@ -124,14 +124,37 @@ FIFO_GAVEL = {
 # Gavel's isolated share (FORMULATIONS §3): k80 × 2, v100 × 2, new jobs with 100 steps, so
 # ρ_j = iso_j / eff_j. Usable types only: a gets 1/2 of each (iso 1.5), b all of v100 (iso 4),
 # and b cannot beat eff 4: ρ* = 1 (the isolated share itself is optimal: no LP, so the case is
-# a unit test). Gavel's: N_k s_min / (C s_j) = 1/2 of every type for both,
-# k80 included where b makes no progress: iso_b = 2, and a and b both on v100 give
-# ρ = max(1.5/2, 2/4) = 0.75.
+# a unit test). Gavel's: (N_k / m) / s_j = 1 of every type, each row (sum 2) divided by 2: 1/2
+# of every type for both, k80 included where b makes no progress: iso_b = 2, and a and b both on
+# v100 give ρ = max(1.5/2, 2/4) = 0.75.
 FTF_ISOLATED = {
     "gpu_types": [{"name": "k80", "count": 2}, {"name": "v100", "count": 2}],
     "jobs": [
         {"id": "a", "throughput": {"k80": 1, "v100": 2}, "steps_remaining": 100},
         {"id": "b", "throughput": {"v100": 4}, "steps_remaining": 100},
+    ],
+}
+
+# Gavel's isolated share row by row (FORMULATIONS §3), on gangs: v100 × 3, k80 × 3 (C = 6), new
+# jobs with 100 steps (ρ_j = iso_j / eff_j), m = 4. a (s = 1; T 2 on v100, 1 on k80): rows
+# (3/4, 3/4), sum 1.5, divided by it: (1/2, 1/2), iso_a = 1.5. The gangs (s = 2, T = 1): rows
+# (3/8, 3/8), sum 3/4 ≤ 1, kept: iso = 3/4. With a on the v100 for τ of its time (eff 2τ) the
+# gangs share the other 6 − τ GPUs, x = (6 − τ)/6 each: ρ_a = 0.75/τ = ρ_g = 4.5/(6 − τ) at
+# τ = 6/7, so ρ* = 7/8. (Every row divided by the largest sum gave the gangs 1/4 of each type,
+# iso 1/2, and ρ* = 3/4.)
+FTF_GANGS = {
+    "gpu_types": [{"name": "v100", "count": 3}, {"name": "k80", "count": 3}],
+    "jobs": [
+        {"id": "a", "throughput": {"v100": 2, "k80": 1}, "steps_remaining": 100},
+        *(
+            {
+                "id": g,
+                "scale_factor": 2,
+                "throughput": {"v100": 1, "k80": 1},
+                "steps_remaining": 100,
+            }
+            for g in ("b", "c", "d")
+        ),
     ],
 }
 
@@ -213,5 +236,13 @@ CASES = [
         0.75,
         options={"isolated_share": "gavel"},
         check=_feasible(FTF_ISOLATED),
+    ),
+    Case(
+        "finish-time fairness, Gavel's isolated share on gangs",
+        "finish_time_fairness",
+        FTF_GANGS,
+        7 / 8,
+        options={"isolated_share": "gavel"},
+        check=_feasible(FTF_GANGS),
     ),
 ]

@@ -7,6 +7,9 @@ from apportion.solver.backends import AUTO, Feature, backend_names, get_backend
 # First-order methods whose "optimal" is not certified: HiGHS's PDLP may answer "Unknown" (our
 # FEASIBLE) at the optimum within 1e-6, and its duals are then not to be trusted.
 FIRST_ORDER = {("highs", "pdlp")}
+# First-order splitting methods behind cvxpy (ADMM, operator splitting): certified on the
+# well-scaled cases, not where throughputs or weights span 1e6 (`Case.ill_conditioned`).
+SPLITTING = {("cvxpy", "OSQP"), ("cvxpy", "SCS")}
 
 
 def backend_solvers(needs: Feature | None = None) -> list[tuple[str, str | None]]:

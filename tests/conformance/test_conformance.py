@@ -9,7 +9,7 @@ from apportion.solver import Status, solve
 from apportion.solver.backends import Feature
 from apportion.solver.registry import find_policy
 from tests.conformance.case import Case, all_cases
-from tests.conformance.combos import FIRST_ORDER, backend_solvers, pair_id
+from tests.conformance.combos import FIRST_ORDER, SPLITTING, backend_solvers, pair_id
 
 
 def _runs() -> list[object]:
@@ -36,9 +36,10 @@ def test_case_on_backend(case: Case, pair: tuple[str, str | None]) -> None:
     if solver is not None:
         options["solver"] = solver
     result = solve(case.snapshot, policy=case.policy, options=options)
-    accepted = {Status.OPTIMAL, Status.FEASIBLE} if pair in FIRST_ORDER else {Status.OPTIMAL}
+    inexact = pair in FIRST_ORDER or (case.ill_conditioned and pair in SPLITTING)
+    accepted = {Status.OPTIMAL, Status.FEASIBLE} if inexact else {Status.OPTIMAL}
     assert result.status in accepted, result.solver.detail
-    assert result.objective == pytest.approx(case.objective, rel=1e-6, abs=1e-9)
+    assert result.objective == pytest.approx(case.objective, rel=1e-6, abs=case.abs_tol)
     if backend != "auto":
         assert result.solver.backend == backend
         ran = result.solver.solver.lower()

@@ -29,16 +29,6 @@ def test_blocks_stack_into_one_matrix_with_labels() -> None:
     assert not compiled.is_mip
 
 
-def test_max_violation_measures_bounds_and_rows() -> None:
-    model = Model("m")
-    x = model.add_variables("x", 2, upper=1.0)
-    model.add_constraints("sum", {x: np.ones((1, 2))}, upper=1.5)
-    compiled = model.compile()
-    assert compiled.max_violation(np.array([0.5, 1.0])) == 0.0
-    assert compiled.max_violation(np.array([1.0, 1.0])) == 0.5
-    assert compiled.max_violation(np.array([-0.25, 0.0])) == 0.25
-
-
 def test_integer_blocks_mark_a_mip() -> None:
     model = Model("m")
     model.add_variables("y", 3, upper=1.0, integer=True)

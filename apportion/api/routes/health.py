@@ -3,9 +3,9 @@ not shutting down). Both run on the event loop, never behind solves."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Response, status
 
-from apportion.api.deps import pool_of, settings_of
+from apportion.api.deps import PoolDep, SettingsDep
 
 router = APIRouter(tags=["health"])
 
@@ -25,8 +25,7 @@ async def livez() -> dict[str, str]:
         }
     },
 )
-async def readyz(request: Request, response: Response) -> dict[str, object]:
-    pool = pool_of(request)
+async def readyz(response: Response, settings: SettingsDep, pool: PoolDep) -> dict[str, object]:
     load = pool.load
     answer: dict[str, object] = {
         "status": "ok",
@@ -44,5 +43,5 @@ async def readyz(request: Request, response: Response) -> dict[str, object]:
         answer["status"] = "saturated"
     if answer["status"] != "ok":
         response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-        response.headers["Retry-After"] = str(settings_of(request).retry_after_seconds)
+        response.headers["Retry-After"] = str(settings.retry_after_seconds)
     return answer

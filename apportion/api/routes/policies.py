@@ -9,7 +9,7 @@ from apportion.solver.backends import AUTO, backend_names, get_backend
 from apportion.solver.options import SolveOptions
 from apportion.solver.registry import aliases, all_policies
 
-router = APIRouter(prefix="/v1", tags=["policies"])
+router = APIRouter(tags=["policies"])
 
 
 @router.get("/policies")

@@ -15,31 +15,36 @@ from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect
 
 from apportion.api.body import read_body
-from apportion.api.deps import pool_of, settings_of
+from apportion.api.deps import PoolDep, SettingsDep
 from apportion.api.media import JsonBody
 from apportion.api.metrics import observe
+from apportion.api.pool import SolvePool
 from apportion.api.problems import Refused, problem
+from apportion.api.settings import Settings
 from apportion.api.worker import Answer, Limits, solve_body
 
-router = APIRouter(prefix="/v1", tags=["solve"], dependencies=[JsonBody])
+router = APIRouter(tags=["solve"], dependencies=[JsonBody])
 log = structlog.get_logger("apportion.request")
 
 
 @router.post("/solve", summary="Solve a snapshot with a policy")
-async def solve_snapshot(request: Request) -> Response:
+async def solve_snapshot(request: Request, settings: SettingsDep, pool: PoolDep) -> Response:
     """The body is `{policy, snapshot, options}` (see the schema); the answer is the result
     document, or a problem (RFC 9457) naming what went wrong."""
-    return await pooled(request, solve_body, "solve")
+    return await pooled(request, settings, pool, solve_body, "solve")
 
 
 async def pooled(
-    request: Request, task: Callable[[bytes | str, Limits], Answer], event: str
+    request: Request,
+    settings: Settings,
+    pool: SolvePool,
+    task: Callable[[bytes | str, Limits], Answer],
+    event: str,
 ) -> Response:
     """Admit the request, read its body, run `task` on it in the worker pool, log and answer
     (shared by every route whose work runs in a worker: /v1/solve, /v1/rounds, /v1/compare)."""
     started = time.perf_counter()
     request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-    settings, pool = settings_of(request), pool_of(request)
     retry = {"Retry-After": str(settings.retry_after_seconds)}
     size = 0
     try:

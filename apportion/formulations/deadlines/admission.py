@@ -41,8 +41,8 @@ from apportion.solver.status import Status
 
 IntArray = NDArray[np.int64]
 
-#: Defaults when the request sets no limit: measured to keep a Philly-scale request (120 nodes,
-#: 400 SLO jobs × 72 slots, 1,000 best-effort jobs) within a few seconds.
+#: Defaults when the request sets no limit: they keep a Philly-scale request (120 nodes, 400 SLO
+#: jobs × 72 slots, 1,000 best-effort jobs) within a few seconds (the `deadlines` bench rows).
 DEFAULT_TIME_LIMIT = 3.0
 DEFAULT_MIP_GAP = 0.01
 

@@ -17,13 +17,12 @@ job's L_j slots all lie before M_{j,v} (the total row caps them at L_j, the dead
 of them before M_{j,v}), so one set of x serves every option and soft jobs cost no extra binaries.
 x_{j,t} exists only for t < T_j. The energy rows are implied at integer points (an option met by
 slot M needs L − (M − m) leases before any m) but are knapsacks in s alone: the solver derives
-cover cuts from them. Measured: they cut the relaxation's gap on the Philly-like benchmark from
-~5 % to under 1 % and a small replay MILP's solve from 0.31 s to 0.05 s.
+cover cuts from them, and they close most of the relaxation's gap (the `deadlines` bench rows).
 
 σ (run guaranteed work early or late) is not a term of this objective, unlike the paper's
 σ Σ (r_i/C) x_{i,0}: any weight on it trades value for slot-0 usage whenever two admission choices
-differ by less than the weight (measured: a weight of half the smallest value dropped two 6-value
-jobs for one 10-value job). It is applied afterwards, value first (`lease_plan.shift`).
+differ by less than the weight (a weight of half the smallest value drops two 6-value jobs for
+one 10-value job). It is applied afterwards, value first (`lease_plan.shift`).
 """
 
 from __future__ import annotations
@@ -81,8 +80,8 @@ class LeaseModel:
 
     def guided_plan(self, problem: LeaseProblem, relaxed: FloatArray) -> tuple[LeasePlan, IntArray]:
         """Round the LP relaxation greedily: guaranteed jobs first, then by Σ_v s_{j,v} (ties by
-        value per GPU-lease); each job's options by s, its slots by x. Measured on the Philly-like
-        benchmark: 10–20 % more value than the value-ordered greedy, a far better MILP start."""
+        value per GPU-lease); each job's options by s, its slots by x: more value than the
+        value-ordered greedy, and a far better MILP start."""
         s = relaxed[self.s.span]
         weight = np.zeros(problem.num_jobs)
         np.add.at(weight, self.row_job, s)

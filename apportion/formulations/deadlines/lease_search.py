@@ -5,8 +5,7 @@
 2. Greedy packings (value order, value-per-GPU-lease order, and LP-guided) give a start that keeps
    every guarantee; if the best is already within the gap of the bound, it is the answer.
 3. On large models, a sub-MILP restricted to the slots the LP or the start use improves the start
-   quickly (on the Philly-like benchmark it finds in ~1–2 s what the full MILP needs ~40 s for:
-   the full model spends its first seconds in root cuts).
+   quickly: the full model spends its first seconds in root cuts (the `deadlines` bench rows).
 4. The full MILP, started from the best plan, uses the rest of the budget and reports the gap;
    for a large model left with too little time the sub-MILP's plan stands, with the gap to the
    relaxation's bound.
@@ -38,8 +37,8 @@ IntArray = NDArray[np.int64]
 DIRECT_MILP_COLUMNS = 500
 #: Share of the remaining budget the sub-MILP uses when the full MILP gets the rest.
 SUB_MILP_SHARE = 0.5
-#: A large full MILP given less than this per slot variable only repeats its root (measured: its
-#: first cut rounds take 3–4 s at 17,000 columns); the sub-MILP then gets the whole budget and
+#: A large full MILP given less than this per slot variable only repeats its root (its first
+#: cut rounds take seconds at Philly scale); the sub-MILP then gets the whole budget and
 #: its plan stands, with the gap to the relaxation's bound.
 FULL_SECONDS_PER_COLUMN = 2e-4
 

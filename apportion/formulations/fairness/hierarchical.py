@@ -111,6 +111,7 @@ def run(
     entities = snapshot_entities(snapshot)
     aware, definition = options.heterogeneity_aware, options.agnostic_definition
     throughput = policy_throughput(problem, aware, definition)
+    eligible = policy_eligible(problem, aware, definition)
     prepared = share_input(
         snapshot,
         problem,
@@ -119,7 +120,7 @@ def run(
         merge=ctx.options.merge_identical,
         space_sharing=options.space_sharing,
         prune=options.prune_pairs,
-        eligible=policy_eligible(problem, aware, definition),
+        eligible=eligible,
     )
     rank = arrival_order(snapshot, problem)
     group_rank = (
@@ -129,20 +130,35 @@ def run(
     rule = entity_rule(entities.fifo, group_rank)
     outcome = solve_levels(problem, prepared, rule, ctx, exact=True, pareto=options.pareto)
     outcome = outcome.summarized(entities=entity_summary(problem, entities, outcome, throughput))
-    return explain_fifo_waits(problem, entities, outcome)
+    return explain_fifo_waits(problem, entities, outcome, eligible)
 
 
-def explain_fifo_waits(problem: ClusterArrays, entities: Entities, outcome: Outcome) -> Outcome:
-    """Jobs left with nothing in a FIFO entity wait for the entity's older jobs: say so."""
+def explain_fifo_waits(
+    problem: ClusterArrays, entities: Entities, outcome: Outcome, eligible: BoolArray
+) -> Outcome:
+    """Jobs left with nothing in a FIFO entity: their turn came once the entity's older jobs
+    froze, and by then the types they can run on were in full use (the final answer is
+    Pareto-efficient, so an idle GPU would have gone to them). Say so, naming the types."""
     if not outcome.status.has_solution or outcome.effective_throughput is None:
         return outcome
     eff = outcome.effective_throughput
     idle = eff <= 1e-7 * float(eff.max(initial=0.0))  # interior points leave ~1e-9 crumbs
-    waiting = {
-        int(j): f"entity {entities.names[entities.of_job[j]]!r} is FIFO: its older jobs take "
-        "the entity's share first"
-        for j in np.flatnonzero(idle & entities.fifo[entities.of_job])
-    }
+    used = outcome.gpu_used
+    if used is None:
+        used = problem.scale_factor @ outcome.allocation
+    full = used >= problem.gpu_count * (1.0 - 1e-7)
+    waiting: dict[int, str] = {}
+    for j in np.flatnonzero(idle & entities.fifo[entities.of_job]):
+        name = entities.names[entities.of_job[j]]
+        types = np.flatnonzero(eligible[j])
+        listed = ", ".join(problem.gpu_names[k] for k in types)
+        waiting[int(j)] = (
+            f"entity {name!r} is FIFO: by this job's turn, after its older jobs, every GPU type "
+            f"it can run on ({listed}) was in full use"
+            if full[types].all()
+            else f"entity {name!r} is FIFO: its turn came after its older jobs, and it "
+            "received no time"
+        )
     return outcome.but(reasons={**waiting, **outcome.reasons})
 
 

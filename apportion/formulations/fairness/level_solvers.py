@@ -70,7 +70,7 @@ def single_solver(
     kept = ctx.session(model, lp_method)
     if kept is None:
         return ColdLevels(structure, ctx, lp_method, single=True, name=name)
-    return WarmOnce(structure, ctx, blocks, kept)
+    return WarmOnce(structure, ctx, blocks, kept, name=name)
 
 
 class WarmOnce:
@@ -85,11 +85,13 @@ class WarmOnce:
         ctx: SolveContext,
         blocks: ShareBlocks,
         session: RecordedSession,
+        name: str = "share",
     ) -> None:
         self.structure = structure
         self.ctx = ctx
         self.blocks = blocks
         self.session = session
+        self.name = name
 
     def solve(self, state: LevelState) -> Solution:
         solution = self.session.solve()
@@ -98,6 +100,18 @@ class WarmOnce:
         return solution
 
     def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
+        solution = self._pareto(state)
+        if solution.status is not Status.OPTIMAL and not self.ctx.budget.spent():
+            # As in `WarmLevels._restart`: the interior point with crossover where the simplex
+            # ended without an optimum.
+            model, blocks = build_share_lp(self.structure, state, single=True, name=self.name)
+            kept = self.ctx.session(model, LpMethod.IPM)
+            if kept is not None:
+                self.session, self.blocks = kept, blocks
+                solution = self._pareto(state)
+        return solution
+
+    def _pareto(self, state: LevelState) -> Solution:
         b = self.blocks
         costs = total_share_costs(b.value, self.structure.groups.count)
         floor = np.array([state.t_floor / b.level_scale])
@@ -121,7 +135,7 @@ class WarmLevels:
         lp_method: LpMethod = LpMethod.AUTO,
     ) -> None:
         # Freezing only relaxes the active rows, so the last point stays feasible and the primal
-        # simplex continues from it (5× fewer iterations than the dual on distinct random jobs).
+        # simplex continues from it, in far fewer iterations than the dual simplex needs.
         self.primal = primal
         self.blocks = blocks
         self.structure = structure
@@ -156,10 +170,11 @@ class WarmLevels:
 
     def _run(self, state: LevelState) -> Solution:
         solution = self.session.solve()
-        if solution.status is Status.NO_SOLUTION and not self.ctx.budget.spent():
-            # A warm re-solve can stall where a fresh one does not (HiGHS's primal simplex,
-            # measured on a 19-job hierarchical level: "Unknown" warm, optimal cold): start a
-            # new session from this state and carry on warm from there.
+        if solution.status is not Status.OPTIMAL and not self.ctx.budget.spent():
+            # A warm re-solve can stall or end wrongly where a fresh one does not (HiGHS's
+            # primal simplex: "Unknown" warm, optimal cold on a 19-job hierarchical level;
+            # "Infeasible" after a level rescale): start a new session from this state and
+            # carry on warm from there.
             solution = self._restart(state)
         chosen = self.ctx.options.lp_method is not LpMethod.AUTO or self.ctx.options.solver
         if not self._solved and not chosen:  # a user's choice of method stays in force
@@ -168,18 +183,27 @@ class WarmLevels:
         return solution
 
     def _restart(self, state: LevelState) -> Solution:
+        """`state` in a new session, by the LP method asked for, then, if that still ends
+        without an optimum, by the interior point with crossover to a vertex: the simplex can
+        end "optimal" on a point its own unscaled check rejects (a row 6e-7 off where floors
+        sit 1e-12 apart), which that does not. Later solves carry on (by simplex) from it."""
         model, self.blocks = build_share_lp(self.structure, state)
-        kept = self.ctx.session(model, self.lp_method)
-        if kept is None:
-            return self.ctx.solve(SolveRequest(model, self.lp_method))
-        self.session = kept
-        self.coefficients = share_level_coefficients(
-            self.structure, state, self.blocks.row_scale, self.blocks.entity_scale
-        )
-        self.state, self._solved = state, False
-        if self.costs is not None:
-            self._use_costs()
-        return self.session.solve()
+        solution = Solution(Status.ERROR, None, np.zeros(0), "", "")
+        for method in (self.lp_method, LpMethod.IPM):
+            kept = self.ctx.session(model, method)
+            if kept is None:
+                return self.ctx.solve(SolveRequest(model, self.lp_method))
+            self.session = kept
+            self.coefficients = share_level_coefficients(
+                self.structure, state, self.blocks.row_scale, self.blocks.entity_scale
+            )
+            self.state, self._solved = state, False
+            if self.costs is not None:
+                self._use_costs()
+            solution = self.session.solve()
+            if solution.status is Status.OPTIMAL or self.ctx.budget.spent():
+                break
+        return solution
 
     def _apply(self, new: LevelState) -> None:
         old, s, b = self.state, self.structure, self.blocks
@@ -254,8 +278,8 @@ class ColdLevels:
 
     def pareto(self, state: LevelState, time_limit: float | None = None) -> Solution:
         # Built for this one solve, without test columns or level variables (`single`), and
-        # with the level in the row bounds: its column would be dense and carry nothing
-        # (measured at 20,000 distinct jobs: 10% less CPU per interior-point iteration).
+        # with the level in the row bounds: its column would be dense and carry nothing, and a
+        # dense column costs an interior point on every iteration.
         floors = as_floors(self.structure, state)
         model, b = build_share_lp(self.structure, floors, True, f"{self.name}_pareto")
         self.blocks = b

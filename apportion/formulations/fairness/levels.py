@@ -34,13 +34,16 @@ not a bottleneck, and once the optimum is 0 the rest are. No integers anywhere.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from apportion.formulations.fairness.level_solvers import LevelSolver
+from apportion.formulations.fairness.pareto import ceiling
 from apportion.formulations.fairness.share_lp import LevelState, ShareStructure
+from apportion.formulations.fairness.share_result import exact_values, resource_matrices
 from apportion.solver.backends import Solution
 from apportion.solver.status import Status
 
@@ -55,6 +58,8 @@ INTERIOR_TOLERANCES = (1e-5, 1e-6)
 # relaxed by this much so that later LPs cannot turn infeasible. Vertices need no slack.
 INTERIOR_FREEZE_SLACK = 1e-9
 REPAIR_TOLERANCE = 1e-6
+#: Relative relaxations of the floors tried, in turn, when a level LP is declared infeasible.
+RECOVERY_SLACKS = (1e-9, 1e-8, 1e-7)
 
 # Room e_g ≤ TEST_ROOM · target_g in the bottleneck test. Small room makes one round enough in
 # general: if every non-bottleneck can rise by δ alone, averaging those points raises them all by
@@ -98,19 +103,21 @@ def water_fill(
     levels = Levels(np.full(n, np.nan), np.zeros(n, np.int64), np.full(n, np.nan))
     last: Solution | None = None
     reached = 0.0  # the cumulative level T
+    reach = ceiling(structure)
+    resources: tuple[sp.csr_matrix, sp.csr_matrix] | None = None
     while active.any():
-        solution = solver.solve(state)
+        solution, state = solve_level(solver, state)
         levels.iterations += 1
         if solution.status is not Status.OPTIMAL:
             levels.failure = solution
             break
         last = solution
-        # A level never falls: a tolerance-sized negative step is no step (and no "-0.0").
-        t = max(solver.blocks.level_value(solution), 0.0) + 0.0
+        t = increment(structure, solver, solution, state)
         freeze, unsure, target = bottlenecks(structure, solver, solution, state, active)
         slack = 0.0 if solver.vertex else INTERIOR_FREEZE_SLACK
         if exact and unsure.any():
-            freeze |= confirm(solver, state, unsure, target, t * (1.0 - slack), levels)
+            floor = t * (1.0 - slack)
+            freeze |= confirm(solver, state, unsure, target, floor, levels, reach)
         if not freeze.any():
             # Cannot happen with exact duals (see the module docstring); round-off fallback.
             freeze = _largest_dual(solver, solution, state, active)
@@ -123,11 +130,65 @@ def water_fill(
         omega, sigma = rule(active)
         # Every group keeps what this level gave it: the frozen ones for good, the active ones
         # as the floor the next increment is added to.
-        kept = target * (1.0 - slack)
-        lower = np.where(state.omega > 0, kept, state.lower)
+        if resources is None:
+            resources = resource_matrices(structure, solver.blocks)
+        wanted = target * (1.0 - slack)
+        lower = floors(structure, solver, solution, state, wanted, resources, active)
         levels.floor = lower
         state = LevelState(np.where(active, omega, 0.0), lower, sigma, sigma > 0, np.zeros(n))
     return last, solver, levels
+
+
+def increment(
+    s: ShareStructure, solver: LevelSolver, solution: Solution, state: LevelState
+) -> float:
+    """The level's increment t as the targets see it: W_e t / σ_e is z_e, which the targets
+    are built from. The LP's own t equals it within the level rows' tolerance, which is not
+    always within the level's (a last group of weight 1e-6 has its t scaled by 1e6, so 1e-11
+    of noise in the model reads as a quarter of its level). A level never falls: a
+    tolerance-sized negative step is no step (and no "-0.0")."""
+    z = solver.blocks.entity_levels(solution)
+    sigma = np.where(state.enforced, state.sigma, 0.0)
+    steps = z * sigma / s.entity_weight
+    return max(float(steps.max(initial=0.0)), 0.0) + 0.0
+
+
+def floors(
+    s: ShareStructure,
+    solver: LevelSolver,
+    solution: Solution,
+    state: LevelState,
+    wanted: FloatArray,
+    resources: tuple[sp.csr_matrix, sp.csr_matrix],
+    active: BoolArray,
+) -> FloatArray:
+    """The next level's floors: what this level gave each active group (`wanted`), what the
+    frozen ones keep, each capped by its value at this level's point made exact (repaired,
+    and lifted where the solver left a requirement below its tolerance unmet, with the time
+    that needs taken from the groups still `active`, which the next level raises again). That
+    point meets every floor in exact arithmetic, so the next LP has a solution whatever the
+    tolerances; a group gives up at most what they left unresolved (a tiny share's time)."""
+    kept = np.where(state.omega > 0, wanted, state.lower)
+    point = exact_values(s, solver.blocks, solution, kept, resources, active)
+    lower: FloatArray = np.minimum(kept, point)
+    return lower
+
+
+def solve_level(solver: LevelSolver, state: LevelState) -> tuple[Solution, LevelState]:
+    """The level LP, and the state it was solved in. The last level's point (made exactly
+    feasible, see `floors`) meets every floor, so the LP has a solution; a solver can still end
+    it infeasible or undecided ("Unknown", "Optimal" without a feasible point) when a floor
+    sits at a group's very maximum, next to share rows whose level coefficients are 1e-4 of the
+    others'. Then the floors are relaxed by `RECOVERY_SLACKS` in turn, each within a solver's
+    own tolerance, until one solves (a warm solver restarts cold first, see `level_solvers`)."""
+    solution = solver.solve(state)
+    base = state.lower
+    for slack in RECOVERY_SLACKS:
+        if solution.status is Status.OPTIMAL:
+            break
+        state = replace(state, lower=base * (1.0 - slack))
+        solution = solver.solve(state)
+    return solution, state
 
 
 def bottlenecks(
@@ -159,21 +220,28 @@ def confirm(
     target: FloatArray,
     floor: float,
     levels: Levels,
+    reach: FloatArray,
 ) -> BoolArray:
     """The `unsure` groups that cannot exceed their target while every active group keeps its
     own: maximize Σ e_g over them (t held at the level); a group with e_g > 0 can rise and is
-    dropped; when the optimum is 0 the rest are bottlenecks. Each round drops at least one."""
+    dropped; when the optimum is 0 the rest are bottlenecks. Each round drops at least one.
+
+    The room and the rise that counts are measured against the target, and against `reach`
+    (what the group can reach alone) where the target is small: a group whose entity's level
+    has just passed to it starts at 0 (a FIFO entity's next job), and a room relative to 0
+    would let nothing rise."""
     slack_tol = (VERTEX_TOLERANCES if solver.vertex else INTERIOR_TOLERANCES)[1]
     blocks = solver.blocks
     remaining = unsure.copy()
+    room = TEST_ROOM * np.maximum(target, reach)
+    counts = slack_tol * np.maximum(target, TEST_ROOM * reach)
     while remaining.any():
-        room = np.where(remaining, TEST_ROOM * np.maximum(target, 1e-9), 0.0)
-        result = solver.solve(state.with_test(room, floor))
+        result = solver.solve(state.with_test(np.where(remaining, room, 0.0), floor))
         levels.tests += 1
         if result.status is not Status.OPTIMAL:
             return np.zeros_like(unsure)  # undecided: freeze none of them now
         value = blocks.value @ result.x[: blocks.value.shape[1]]
-        rose = remaining & (value - target > slack_tol * np.maximum(1.0, target))
+        rose = remaining & (value - target > counts)
         if not rose.any():
             return remaining
         remaining &= ~rose

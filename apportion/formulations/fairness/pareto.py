@@ -39,12 +39,19 @@ BoolArray = NDArray[np.bool_]
 #: Floors sit this far (relative) below the level they keep: an interior point satisfies its
 #: rows only to its tolerance, so a floor exactly at its own optimum can read as infeasible.
 INTERIOR_FLOOR_SLACK = 1e-7
+#: And a vertex's floors this far. At the level itself the Pareto LP's feasible set is a
+#: sliver (the max-min optimum's face); on it the simplex ends with rows met only to its
+#: tolerance, the answer's repair then lowers a share by as much, and the total can sit 1e-4
+#: below the optimum at the level it reports when throughputs span 1e6 (a job held at its
+#: level by 1e-6 of its share on a type 1e6 times slower). A floor 1e-9 below leaves the
+#: simplex an exact vertex that meets every floor, optimal at the level it reports.
+VERTEX_FLOOR_SLACK = 1e-9
 #: The ceiling level is computed here, not by a solver: floors 1e-9 below it leave an interior
 #: point room to work and cost the jobs held there no more than that.
 CEILING_SLACK = 1e-9
-#: The largest objective coefficient of the Pareto LP. Clarabel converges in fewer iterations
-#: with it at 100 than at 1 (measured on random distinct jobs: 2,048 × 3: 14 against 20;
-#: 20,000 × 3: 20 against 29; 10 and 1,000 were no better than 100).
+#: The largest objective coefficient of the Pareto LP: an interior point converges in fewer
+#: iterations with the costs of the same order as the level's rows than with them at 1 (the
+#: `max_min` bench's Pareto rows).
 COST_SCALE = 100.0
 #: Hall's condition is checked over every set of types up to this many types (2^K sets);
 #: beyond, over the whole cluster only.

@@ -32,6 +32,7 @@ from apportion.formulations.fairness.outcome import empty_outcome, levels_outcom
 from apportion.formulations.fairness.pareto import (
     CEILING_SLACK,
     INTERIOR_FLOOR_SLACK,
+    VERTEX_FLOOR_SLACK,
     ceiling_level,
     floored,
     frozen,
@@ -39,7 +40,11 @@ from apportion.formulations.fairness.pareto import (
 )
 from apportion.formulations.fairness.share_input import ShareInput
 from apportion.formulations.fairness.share_lp import LevelState, ShareBlocks, ShareStructure
-from apportion.formulations.fairness.share_result import job_answer
+from apportion.formulations.fairness.share_result import (
+    job_answer,
+    repair_columns,
+    resource_matrices,
+)
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import LpMethod, Solution
 from apportion.solver.context import SolveContext
@@ -47,6 +52,8 @@ from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
 
 NAME = "max_min_fairness"
+#: A repair of the max-min point above this (relative) is no round-off.
+ROUND_OFF = 1e-12
 
 
 def solve_once(
@@ -78,7 +85,7 @@ def solve_once(
     if pareto and status is Status.OPTIMAL and _all_bottlenecks(s, blocks, solution, solver.vertex):
         stage = "every job at the level"
     elif pareto and status is Status.OPTIMAL:
-        level *= 1.0 - (0.0 if solver.vertex else INTERIOR_FLOOR_SLACK)
+        level *= 1.0 - (VERTEX_FLOOR_SLACK if solver.vertex else INTERIOR_FLOOR_SLACK)
         best = solver.pareto(floored(state, level))
         stage, note = _taken(best, "second LP")
         if note:
@@ -100,30 +107,51 @@ def _all_bottlenecks(
     """True when the duals prove every group is held at w_g t* in every max-min optimum (a
     non-zero share dual makes its row tight in all of them): the shares are then the same in
     every optimum, so this one is already Pareto-efficient and the second LP is skipped. The
-    tolerances are water filling's, which freezes bottlenecks by the same test."""
-    if solution.row_dual is None:
+    tolerances are water filling's, which freezes bottlenecks by the same test.
+
+    The proof needs duals that are feasible, and a solver's are only to its tolerance: a
+    column whose share gain is a thousandth of the group's best (a job's slow type) can
+    carry a positive reduced cost below that tolerance, with a share dual that is then no
+    proof at all (the job could still rise on it: an idle GPU it can use). So every column's
+    gain at the share duals must also be paid for by its time and capacity prices, to the
+    dual tolerance relative to the larger of the two. And the point itself must need no
+    repair beyond round-off: a repaired point sits below t*, where other optima may hold more
+    (throughputs spanning 1e7 make that 1e-6 of the total for a 1e-9 step)."""
+    if solution.row_dual is None or blocks.time is None or blocks.capacity is None:
         return False
     dual_tol, slack_tol = VERTEX_TOLERANCES if vertex else INTERIOR_TOLERANCES
     target = s.weight * blocks.level_value(solution)
     value = blocks.value @ solution.x[: blocks.value.shape[1]]
-    score = np.abs(blocks.share_duals(solution)) * s.weight
+    duals = np.abs(blocks.share_duals(solution))
+    score = duals * s.weight
     tight = value - target <= slack_tol * np.abs(target)
-    return bool((tight & (score > dual_tol * float(score.max(initial=0.0)))).all())
+    if not (tight & (score > dual_tol * float(score.max(initial=0.0)))).all():
+        return False
+    time_m, capacity_m = resource_matrices(s, blocks)
+    columns = solution.x[: blocks.value.shape[1]]
+    if repair_columns(columns, time_m, capacity_m, s, blocks)[1] > ROUND_OFF:
+        return False
+    gain = blocks.value.T @ duals
+    price = time_m.T @ np.abs(solution.dual(blocks.time))
+    price += capacity_m.T @ np.abs(solution.dual(blocks.capacity))
+    tol = dual_tol if vertex else slack_tol
+    return bool((gain - price <= tol * np.maximum(gain, price)).all())
 
 
 def _first_solver(
     s: ShareStructure, state: LevelState, ctx: SolveContext, method: LpMethod, pareto: bool
 ) -> LevelSolver:
     if s.pairs is not None:
-        # With pair columns HiGHS's interior point (with crossover, in a session) was 3× faster
-        # than Clarabel on unmerged pair LPs (294k columns: 20 s against 65 s).
+        # With pair columns HiGHS's interior point (with crossover, in a session) beats Clarabel
+        # on unmerged pair LPs (the `max_min` bench's space-sharing rows).
         return level_solver(s, state, ctx, method)
     if pareto and method is LpMethod.SIMPLEX:
-        # A session keeps the basis: the Pareto LP then starts from the max-min vertex
-        # (measured: a fifth to a third of the first solve's time, against as much again cold).
+        # A session keeps the basis: the Pareto LP then starts from the max-min vertex and
+        # costs a fraction of the first solve, where a cold one costs as much again.
         return single_solver(s, state, ctx, method, NAME)
     # One solve, no bottleneck test: the backend `auto` picks per size (Clarabel's interior
-    # point for large LPs, measured fastest there), and the test columns are left out.
+    # point for large LPs, fastest there in the `backends` bench), and the test columns are
+    # left out.
     return ColdLevels(s, ctx, method, single=True, name=NAME)
 
 
@@ -192,6 +220,11 @@ def solve_levels(
         complete = levels.failure is None and levels.floor is not None
         if pareto and complete and levels.floor is not None and not ctx.budget.spent():
             best = solver.pareto(frozen(levels.floor, s.num_entities))
+            if best.status is not Status.OPTIMAL and not ctx.budget.spent():
+                # Floors at the frozen levels themselves leave a sliver; 1e-9 below, the
+                # solvers find a vertex (as max-min's Pareto floors, `VERTEX_FLOOR_SLACK`).
+                relaxed = levels.floor * (1.0 - VERTEX_FLOOR_SLACK)
+                best = solver.pareto(frozen(relaxed, s.num_entities))
             stage, note = _taken(best, "final LP")
             if not note:
                 last, blocks = best, solver.blocks

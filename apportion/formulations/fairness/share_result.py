@@ -9,12 +9,14 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from apportion.formulations.allocation import capacity_scale, repair_size, time_fix
 from apportion.formulations.fairness.share_lp import ShareBlocks, ShareStructure, pair_terms
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Solution
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def job_answer(
     `floor` is what each group's v must reach (its level's target): a group a solver's
     tolerance left below it gets the missing time (see `lift`)."""
     columns = solution.x[: blocks.value.shape[1]]
-    time_m, capacity_m = _resource_matrices(s, blocks)
+    time_m, capacity_m = resource_matrices(s, blocks)
     columns, repair = repair_columns(columns, time_m, capacity_m, s, blocks)
     shortfall = 0.0
     if floor is not None:
@@ -74,7 +76,27 @@ def job_answer(
     )
 
 
-def _resource_matrices(s: ShareStructure, b: ShareBlocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def exact_values(
+    s: ShareStructure,
+    blocks: ShareBlocks,
+    solution: Solution,
+    floor: FloatArray,
+    resources: tuple[sp.csr_matrix, sp.csr_matrix],
+    donors: BoolArray,
+) -> FloatArray:
+    """v_g at the solution made exactly feasible (`repair_columns`) and lifted to `floor`
+    (`lift`, taking what that needs from `donors` first): a point that meets every row in exact
+    arithmetic, whatever the solver's tolerance, so floors taken from it can all be held at
+    once."""
+    time_m, capacity_m = resources
+    columns, _ = repair_columns(solution.x[: blocks.value.shape[1]], time_m, capacity_m, s, blocks)
+    columns = lift(columns, floor, time_m, capacity_m, s, blocks, donors)
+    values: FloatArray = blocks.value @ columns
+    return values
+
+
+def resource_matrices(s: ShareStructure, b: ShareBlocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(time, capacity) rows over the value columns (X, then Y)."""
     _, time_y, capacity_y = pair_terms(s)
     x = b.x
     time_m = sp.hstack([x.per_group(np.ones(x.block.size)), time_y], format="csr")
@@ -91,23 +113,22 @@ def repair_columns(
     s: ShareStructure,
     b: ShareBlocks,
 ) -> tuple[FloatArray, float]:
-    """Clip round-off and scale down over-full jobs and types, so the answer is feasible by
-    construction; returns the largest relative repair (above round-off = not trustworthy)."""
+    """`allocation.repair_allocation` in the share LPs' column form (a pair column spends two
+    jobs' time): clip round-off and scale down over-full jobs and types, so the answer is
+    feasible by construction; returns the largest relative repair (above round-off = not
+    trustworthy)."""
     v = np.clip(columns, 0.0, None)
     v[v < 1e-10] = 0.0
-    time_used = time_m @ v
-    fix = np.minimum(1.0, 1.0 / np.maximum(time_used, 1e-300))
+    fix = time_fix(time_m @ v)
     nx = b.x.block.size
     v[:nx] *= fix[b.x.group]
     if s.pairs is not None and s.pair_columns is not None:
         c = s.pair_columns[0]
         v[nx:] *= np.minimum(fix[s.pairs.g[c]], fix[s.pairs.h[c]])
-    used = capacity_m @ v
-    scale = np.where(used > s.capacity, s.capacity / np.maximum(used, 1e-300), 1.0)
+    scale = capacity_scale(capacity_m @ v, s.capacity)
     gpu = np.concatenate([b.x.gpu, s.pair_columns[1] if s.pair_columns else np.zeros(0, int)])
     v *= scale[gpu]
-    repair = max(float(np.max(1.0 - fix, initial=0.0)), float(np.max(1.0 - scale, initial=0.0)))
-    return v, repair
+    return v, repair_size(fix, scale)
 
 
 def lift(
@@ -117,12 +138,15 @@ def lift(
     capacity_m: sp.csr_matrix,
     s: ShareStructure,
     b: ShareBlocks,
+    donors: BoolArray | None = None,
 ) -> FloatArray:
     """Give each group left below its floor the missing time on its fastest column alone, then
-    scale back types made over-full. A solver may leave a requirement below its feasibility
-    tolerance at 0 (a job needing 1e-10 of its time next to one needing all of it); the time it
-    needs is then of that order too, so the others lose no more than round-off. What is left
-    short after this shows in the objective, which the caller certifies."""
+    scale back types made over-full: only the columns of `donors` (groups that may give up a
+    little, e.g. those a later level raises again) where they hold enough of the type, every
+    column otherwise. A solver may leave a requirement below its feasibility tolerance at 0 (a
+    job needing 1e-10 of its time next to one needing all of it); the time it needs is then of
+    that order too, so the others lose no more than round-off. What is left short after this
+    shows in the objective, which the caller certifies."""
     v = columns.copy()
     short = floor - b.value @ v
     needs = short > 1e-9 * np.maximum(floor, 0.0)
@@ -138,11 +162,28 @@ def lift(
     v[best[lifted]] += short[lifted] / speed[best[lifted]]
     room = np.minimum(1.0, 1.0 / np.maximum(time_m @ v, 1e-300))
     v[:nx] *= room[b.x.group]
+    gpu = np.concatenate([b.x.gpu, s.pair_columns[1] if s.pair_columns else np.zeros(0, int)])
     used = capacity_m @ v
     scale = np.where(used > s.capacity, s.capacity / np.maximum(used, 1e-300), 1.0)
-    gpu = np.concatenate([b.x.gpu, s.pair_columns[1] if s.pair_columns else np.zeros(0, int)])
+    if donors is not None:
+        giving = _column_groups_all(s, b, donors & ~needs)
+        over = np.maximum(used - s.capacity, 0.0)
+        given = capacity_m @ np.where(giving, v, 0.0)
+        enough = (over > 0) & (given >= over)
+        part = 1.0 - np.divide(over, given, out=np.zeros_like(over), where=enough)
+        v = np.where(giving, v * part[gpu], v)
+        scale = np.where(enough, 1.0, scale)
     v *= scale[gpu]
     return v
+
+
+def _column_groups_all(s: ShareStructure, b: ShareBlocks, groups: BoolArray) -> BoolArray:
+    """Per value column (X, then Y): whether every group it serves is in `groups`."""
+    if s.pairs is None or s.pair_columns is None:
+        return groups[b.x.group]
+    c = s.pair_columns[0]
+    both: BoolArray = groups[s.pairs.g[c]] & groups[s.pairs.h[c]]
+    return np.concatenate([groups[b.x.group], both])
 
 
 def pair_allocations(

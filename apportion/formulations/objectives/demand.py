@@ -51,8 +51,9 @@ from apportion.solver.status import Status
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# Measured on the makespan LP: HiGHS's simplex wins on small grouped models, Clarabel's interior
-# point on large ungrouped ones (0.45 s against HiGHS's 5–15 s at 10,000 distinct jobs × 3 types).
+# HiGHS's simplex wins on small grouped models (an exact vertex), an interior point on large
+# ungrouped ones, where the simplex's iteration count grows with the jobs (the `objectives`
+# bench's makespan rows).
 SIMPLEX_MAX_VARIABLES = 1_500
 SPLIT_ROUNDS = 6
 #: A second stage after an interior-point first one holds θ this far (relative) short of θ*: an

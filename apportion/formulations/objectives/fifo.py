@@ -57,8 +57,8 @@ PLACED, NO_ROOM, NO_GAIN, BEHIND = 0, 1, 2, 3
 # Resumptions of the vectorized pass before the rest of the queue is walked job by job (only
 # reached with very many distinct scale factors).
 MAX_ROUNDS = 64
-# Queues this short are walked job by job: a vectorized step costs about as much as walking
-# 50 jobs (measured on Gavel's mix, 3 types).
+# Queues this short are walked job by job: a vectorized step costs about as much as walking a
+# few dozen jobs (the `objectives` bench's FIFO rows).
 SHORT_QUEUE = 48
 
 

@@ -4,7 +4,7 @@ For job j with R_j steps left, t_j seconds since it started and t^iso_j isolated
 of work done, the isolated share is x^iso_jk = (N_k/m)/s_j on every type it can use (m = jobs in
 the LP), the row scaled down to sum ≤ 1, with throughput iso_j = Σ_k T_jk x^iso_jk (option
 `isolated_share="gavel"`: Gavel's `isolated.py`, (N_k/m)/s_j on every type, usable or not, with
-every row divided by the largest row sum, i.e. x^iso_jk = N_k s_min / (C s_j) whatever m), and
+each row divided by max(1, its sum), i.e. x^iso_jk = N_k / max(m s_j, C)), and
 
     D_j = t^iso_j + R_j / iso_j          (finish time on the isolated share)
     ρ_j(X) = (t_j + R_j / eff_j(X)) / D_j = τ_j + r_j / eff_j(X),   τ_j = t_j/D_j,  r_j = R_j/D_j
@@ -65,7 +65,7 @@ class FinishTimeFairnessOptions(PolicyOptions):
         "usable",
         description="The share ρ compares against: usable (1/m of each type the job can run "
         "on, at most all of its time) or gavel (Gavel's isolated policy: 1/m of every type, "
-        "usable or not, each job's row divided by the largest row sum).",
+        "usable or not, each job's row scaled down to sum ≤ 1, as Gavel's isolated.py).",
     )
     pareto: bool = Field(
         True,
@@ -101,9 +101,10 @@ def isolated_allocation(usable: FloatArray, scale: FloatArray, capacity: FloatAr
 
 
 def gavel_isolated_allocation(scale: FloatArray, capacity: FloatArray) -> FloatArray:
-    """Gavel's x^iso: (N_k/m)/s_j on every type, every row divided by the largest row sum
-    Σ_k N_k / (m s_min), which leaves N_k s_min / (C s_j): m cancels."""
-    out: FloatArray = capacity[None, :] * scale.min() / (capacity.sum() * scale[:, None])
+    """Gavel's x^iso: (N_k/m)/s_j on every type, each row divided by max(1, its own sum
+    C/(m s_j)), which leaves N_k / max(m s_j, C) (m = len(scale))."""
+    m = scale.size
+    out: FloatArray = capacity[None, :] / np.maximum(m * scale, capacity.sum())[:, None]
     return out
 
 

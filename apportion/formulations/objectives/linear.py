@@ -31,8 +31,9 @@ from apportion.solver.status import Status
 
 FloatArray = NDArray[np.float64]
 REPAIR_TOLERANCE = 1e-6
-# Measured at 10,000 distinct jobs × 3 types: HiGHS simplex 7.3 s, Clarabel's interior point 0.27 s
-# (HiGHS's 0.38 s); merged Gavel-type mixes stay tiny and go to simplex for an exact vertex.
+# Large distinct-job models go to an interior point, whose iterations do not grow with the jobs
+# as the simplex's do; merged Gavel-type mixes stay tiny and go to simplex for an exact vertex
+# (the `objectives` bench's throughput rows).
 SIMPLEX_MAX_VARIABLES = 3_000
 
 

@@ -7,7 +7,9 @@ the effective throughput d_j = R_j / (deadline_j − now). With p_k the price pe
     subject to  Σ_k T_jk X_jk ≥ d_j   ∀j with a deadline,   base constraints
 
 Jobs without a deadline get no time: any time given to them only adds cost (use a throughput or
-fairness policy to share the rest). This LP is solved exactly over groups of similar jobs
+fairness policy to share the rest). A snapshot in which no job has a deadline is an input error
+(422, CLI exit 2) naming the field: its only answer, nothing for anyone at no cost, would say
+nothing the caller asked. This LP is solved exactly over groups of similar jobs
 (`formulations.objectives.demand`; the demands are known, so one grouping is exact at once).
 
 When the SLOs cannot all be met, the answer says which can: jobs that cannot meet theirs even alone
@@ -37,6 +39,7 @@ from apportion.formulations.objectives.slo_milp import Candidates, choose
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Feature, Solution
 from apportion.solver.context import SolveContext
+from apportion.solver.errors import InputError
 from apportion.solver.model import Sense
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy
@@ -48,6 +51,11 @@ IntArray = NDArray[np.int64]
 NAME = "min_cost_slo"
 SLO_TOLERANCE = 1e-6  # relative shortfall of eff_j below d_j still counted as met (round-off)
 BEST_EFFORT = "no deadline: the cheapest allocation gives jobs without an SLO no time"
+NO_DEADLINE = (
+    "no job has a deadline: the min_cost_slo policy needs one on each job with an SLO "
+    "(jobs[].deadline, on the clock of the snapshot's now); without any, the cheapest "
+    "allocation is no allocation at all"
+)
 GIVEN_UP = (
     "SLO given up: not every SLO fits, and the SLOs met are the most (by count or weight) "
     "at the least cost"
@@ -71,9 +79,10 @@ def run(
     reasons.update(problem.unplaceable_reasons())
     required = np.full(problem.num_jobs, np.nan)
     if slo.size == 0:
+        if problem.num_jobs:
+            raise InputError.single(("snapshot", "jobs"), NO_DEADLINE, "missing")
         outcome = _outcome(problem, Status.OPTIMAL, allocation, reasons, required, slo, [])
-        none = np.zeros(0, dtype=np.int64)
-        return _explained(outcome, problem, required, none, none, options, ctx)
+        return _explained(outcome, problem, required, slo, slo, options, ctx)
 
     require_job_field(problem, problem.steps_remaining, slo, "steps_remaining", NAME)
     now = require_now(problem, NAME)

@@ -32,8 +32,8 @@ DEFAULT_GAP = 1e-4
 ABSOLUTE_GAP = 1e-6
 # Under a time limit the pooled rounds get all of it but the margin to decode and answer: the
 # per-candidate model, a larger model started from scratch, rarely improved the placement in the
-# fifth of the limit it used to get (at 2 s on the 25 %-free snapshots, the rounds with that
-# time proved three more of ten and found better placements on three). It runs when the rounds
+# share of the limit it used to get, where the rounds with that time proved and improved more
+# placements (the `placement` bench's time-limited rows). It runs when the rounds
 # end early without a proof, or when the start (greedy and estimate) took most of the limit:
 # more than three quarters of the rounds' share.
 POOLED_SHARE = 0.95
@@ -106,8 +106,8 @@ def pooled_rounds(
     tolerance = ctx.options.mip_gap if ctx.options.mip_gap is not None else DEFAULT_GAP
     found = Best(inst, options, tolerance, best, best_value)
     # Where a round stops decides which pairs the next one prices. A looser tolerance would stop
-    # it at an incumbent the relaxation overvalues and take more rounds to discover the same
-    # pairs (a 1e-3 gap took 30 s where 1e-4 took 10), so the rounds keep the default; the
+    # it at an incumbent the relaxation overvalues and take more rounds (and more time) to
+    # discover the same pairs, so the rounds keep the default; the
     # user's tolerance is tested against the true values via `found`.
     search: dict[str, Scalar] = {**HIGHS_OPTIONS, "mip_rel_gap": min(tolerance, DEFAULT_GAP)}
     rounds = 0

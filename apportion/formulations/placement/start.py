@@ -37,9 +37,9 @@ def first_incumbent(
     placed = greedy(inst, options.w1, options.penalty)
     start = Start(placed, placed, evaluate(inst, placed, options.w1, options.penalty).objective)
     if estimated:
-        # The estimate packs far better than the greedy start (on the trace snapshots with a
-        # quarter of the GPUs free: 0–1.3 % from the optimum against 0.6–4 %) in 0.1–0.5 s: under
-        # a time limit it is often the answer, and the rounds start closer to the optimum.
+        # The estimate packs far better than the greedy start, in a fraction of a second (the
+        # `placement` bench rows): under a time limit it is often the answer, and the rounds
+        # start closer to the optimum.
         limit = ctx.budget.seconds
         seconds = (
             ESTIMATE_SECONDS if limit is None else min(ESTIMATE_SECONDS, ESTIMATE_SHARE * limit)

@@ -51,9 +51,9 @@ def choose_backend(
 ) -> Backend:
     """Resolve `auto` by capability: the first backend, in order of measured preference, that
     can do the model's class and everything in `wants`. Clarabel's interior point leads for
-    LPs a formulation marks as interior-point work (measured 2.5× faster than HiGHS's IPM on the
-    max-min LP at 20,000 × 8, and it does not stall at 100,000 × 3 where HiGHS's does); HiGHS
-    leads everywhere else. A named backend is taken as it is."""
+    LPs a formulation marks as interior-point work (faster than HiGHS's IPM on the max-min LP,
+    and it does not stall on large three-type ones where HiGHS's does: the `backends` bench
+    rows); HiGHS leads everywhere else. A named backend is taken as it is."""
     if name != AUTO:
         return get_backend(name)
     needs = wants | {Feature.MILP if is_mip else Feature.LP}

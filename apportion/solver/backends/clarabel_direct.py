@@ -1,8 +1,8 @@
 """Clarabel's interior point, called directly with sparse arrays (no modelling layer).
 
-Measured on the max-min fairness LP on this 2-core machine: 2.0 s at 20,000 jobs × 8 types where
-HiGHS's interior point needs 5.4 s, and 4.6 s at 100,000 × 3 where HiGHS's stalls for minutes.
-An interior point is not a vertex: formulations repair round-off and verify before reporting.
+On the max-min fairness LP it beats HiGHS's interior point, which stalls on large three-type
+models (the `backends` bench rows). An interior point is not a vertex: formulations repair
+round-off and verify before reporting.
 
 Conic form: minimize qᵀx s.t. A x + s = b, s ∈ K. Row bounds l ≤ a x ≤ u become a x + s = u and
 −a x + s = −l with s ≥ 0 (one zero-cone row when l = u); column bounds likewise.

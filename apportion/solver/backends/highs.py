@@ -320,7 +320,7 @@ class HighsSession:
 
     Iterative formulations (water filling) change a few coefficients and bounds between solves;
     keeping the instance lets HiGHS hot-start the simplex from the last basis instead of solving
-    from scratch (FORMULATIONS §8: ~2 ms against ~18 ms cold on a 500-job max-min LP).
+    from scratch (FORMULATIONS §8; the `water_filling` bench rows).
     """
 
     def __init__(self, model: CompiledModel, settings: SolveSettings) -> None:

@@ -1,7 +1,7 @@
 """PuLP as a backend: the compiled model as PuLP objects, solved by CBC or HiGHS.
 
-PuLP is object-per-variable and object-per-row by nature, so building is the cost (about 1.4 s
-at 144,000 columns × 40,000 rows); it is kept as low as PuLP allows: variables in one list
+PuLP is object-per-variable and object-per-row by nature, so building is the cost (the `backends`
+bench rows); it is kept as low as PuLP allows: variables in one list
 comprehension, each row one `LpAffineExpression` made from zipped CSR slices, no arithmetic on
 PuLP objects. Sub-solvers: CBC (the binary PuLP ships; the default) and HiGHS (through highspy),
 plus any other solver PuLP finds installed (GUROBI, GLPK_CMD, ...) by its PuLP name.
@@ -11,14 +11,14 @@ solution status "integer feasible"), so both its status and its solution status 
 the returned point is checked against the model before anything is called optimal.
 
 Time limits. PuLP hands the solver the whole `timeLimit` only after building its objects and,
-for CBC, writing the model to an MPS file (~2.7 µs a nonzero: 1.6 s at 600,000) that CBC then
+for CBC, writing the model to an MPS file (seconds for a large model) that CBC then
 reads on its own clock; given the request's limit as is, CBC ran that long *after* those
 steps. Here the limit is a deadline set when the backend starts, and each solver gets what is
 left of it when it starts (`_Until`). What remains beyond the limit is CBC's to decide: it
 looks at its clock between branch-and-bound nodes and cut passes, not while it reads the file,
-solves the root LP or preprocesses (a 600,000-nonzero MILP with a 1 s limit ends after 1.6–3 s
-in CBC alone), and a node or a heuristic can run past the deadline (0–0.4 s measured on
-small hard MILPs). A limit already spent when the solver starts still gives it
+solves the root LP or preprocesses (a large MILP with a 1 s limit ends seconds later), and a
+node or a heuristic can run past the deadline. A limit already spent when the solver starts
+still gives it
 `MIN_SOLVER_SECONDS`, so the answer keeps whatever the root found.
 """
 

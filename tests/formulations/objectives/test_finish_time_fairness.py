@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import assert_feasible_allocation
-from tests.conformance.cases_objectives import FTF, FTF_ISOLATED
+from tests.conformance.cases_objectives import FTF, FTF_GANGS, FTF_ISOLATED
 from tests.formulations.fairness.lp_oracle import Cluster, bisect, random_snapshot
 
 # One GPU, two new jobs with 1 step at 1 step/s: m = 2, x_iso = 1/2, iso = 1/2, D = 2. ρ_j =
@@ -176,16 +176,77 @@ def test_isolated_share_definitions_hand_solved(isolated_share: str, rho: float)
         assert result.job("b").metrics["rho"] <= 0.75 * (1 + 1e-7)
 
 
-def test_gavel_isolated_share_does_not_depend_on_the_number_of_jobs() -> None:
-    """(N_k/m)/s_j with every row divided by the largest row sum leaves N_k s_min / (C s_j):
-    a third job (a gang of 2) changes nobody's isolated throughput, only the competition."""
-    three = {**FTF_ISOLATED, "jobs": [*FTF_ISOLATED["jobs"]]}
-    three["jobs"].append(
-        {"id": "c", "scale_factor": 2, "throughput": {"v100": 4}, "steps_remaining": 100}
-    )
-    result = solve(three, policy="finish_time_fairness", options={"isolated_share": "gavel"})
+def gavel_isolated(snapshot: dict) -> np.ndarray:
+    """Gavel's isolated.py written out for the jobs the policy serves (runnable, steps left):
+    x_jk = (N_k / m) / s_j on every type, each row divided by max(1, its own sum), and
+    iso_j = Σ_k T_jk x_jk with T as given (0 where the job has none)."""
+    names = [g["name"] for g in snapshot["gpu_types"]]
+    n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
+    jobs = snapshot["jobs"]
+    t = np.array([[j["throughput"].get(k, 0.0) for k in names] for j in jobs])
+    s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
+    m = len(jobs)
+    x = (n / m)[None, :] / s[:, None]
+    x /= np.maximum(x.sum(axis=1, keepdims=True), 1.0)
+    return np.asarray((t * x).sum(axis=1))
+
+
+# The reproduction: one type of 6 GPUs, four new jobs with T = 1 and scale factors 1, 2, 2, 2
+# (m = 4). Gavel's rows: 6/4 = 1.5 for the single job, capped at 1; 6/(4·2) = 0.75 for each
+# gang, which stands. So iso = (1, 0.75, 0.75, 0.75) and ρ_j = iso_j / eff_j. The single job
+# cannot beat eff 1: ρ* ≥ 1, and ρ = 1 fits (1 + 3 · 2 · 0.75 = 5.5 ≤ 6 GPUs). (Dividing every
+# row by the largest sum gave the gangs 0.5 and ρ 0.667.) The usable types' isolated share is
+# the same here and already optimal, so no LP runs: a unit test, not a conformance case.
+GANGS = {
+    "gpu_types": [{"name": "v100", "count": 6}],
+    "jobs": [
+        {"id": job, "scale_factor": scale, "throughput": {"v100": 1}, "steps_remaining": 100}
+        for job, scale in (("a", 1), ("b", 2), ("c", 2), ("d", 2))
+    ],
+}
+
+
+def test_gavel_isolated_share_is_each_row_capped_at_all_the_time() -> None:
+    np.testing.assert_allclose(gavel_isolated(GANGS), [1.0, 0.75, 0.75, 0.75])
+    result = solve(GANGS, policy="finish_time_fairness", options={"isolated_share": "gavel"})
     assert result.status is Status.OPTIMAL
-    # iso = (1.5, 2, 1): ρ_j = iso_j / eff_j; c's isolated share is a quarter of each type.
-    rho = {j.id: j.metrics["rho"] for j in result.jobs}
-    eff = {j.id: j.effective_throughput for j in result.jobs}
-    assert rho == pytest.approx({"a": 1.5 / eff["a"], "b": 2 / eff["b"], "c": 1 / eff["c"]})
+    assert result.objective == pytest.approx(1.0, rel=1e-9)
+    x = assert_feasible_allocation(result, GANGS)
+    # New jobs: ρ_j = iso_j / eff_j, so the isolated throughput the policy used is ρ_j · eff_j.
+    rho = np.array([j.metrics["rho"] for j in result.jobs])
+    np.testing.assert_allclose(rho * x[:, 0], [1.0, 0.75, 0.75, 0.75], rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_gavel_isolated_share_equals_bisection_with_gavels_definition(seed: int) -> None:
+    """Property: on small random clusters (mixed scale factors, over- and under-subscribed),
+    ρ* is the bisection optimum over feasibility LPs with iso from Gavel's definition above."""
+    rng = np.random.default_rng(700 + seed)
+    snapshot = random_snapshot(rng, int(rng.integers(3, 10)), int(rng.integers(1, 4)))
+    for job in snapshot["jobs"]:
+        job["scale_factor"] = int(rng.choice([1, 2, 4]))
+    for gpu in snapshot["gpu_types"]:
+        gpu["count"] = int(rng.integers(4, 7))  # every gang fits every type: all m jobs run
+    cluster = Cluster.of(snapshot)
+    iso = gavel_isolated(snapshot)
+    steps = np.array([j["steps_remaining"] for j in snapshot["jobs"]])
+    rate = iso  # new jobs: D_j = R_j / iso_j, so r_j = R_j / D_j = iso_j and τ_j = 0
+    assert (steps > 0).all()
+
+    def feasible(rho: float) -> bool:
+        return cluster.feasible(rate / rho)
+
+    optimum = bisect(feasible, 1e-6, 1e3)
+    result = solve(snapshot, policy="finish_time_fairness", options={"isolated_share": "gavel"})
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(optimum, rel=1e-6)
+
+
+def test_gavel_isolated_share_on_gangs_hand_solved() -> None:
+    """FTF_GANGS's derivation: ρ* = 7/8, a on the v100 for 6/7 of its time."""
+    np.testing.assert_allclose(gavel_isolated(FTF_GANGS), [1.5, 0.75, 0.75, 0.75])
+    result = solve(FTF_GANGS, policy="finish_time_fairness", options={"isolated_share": "gavel"})
+    assert result.status is Status.OPTIMAL
+    assert result.objective == pytest.approx(7 / 8, rel=1e-7)
+    x = assert_feasible_allocation(result, FTF_GANGS)
+    assert x[0] @ [2.0, 1.0] == pytest.approx(1.5 / (7 / 8), rel=1e-6)

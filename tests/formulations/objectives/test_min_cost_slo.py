@@ -184,3 +184,31 @@ def test_random_instances_against_brute_force(seed: int, maximize: str) -> None:
                 best_value, best_cost = total, cost
     assert float(value[met].sum()) == pytest.approx(best_value)
     assert result.objective == pytest.approx(best_cost, rel=1e-6, abs=1e-9)
+
+
+# No job has a deadline: the only answer would be no allocation at no cost, "optimal" and
+# useless. The policy refuses it as input that lacks what it needs, at `jobs`, naming the field.
+NO_DEADLINES = {
+    "now": 0.0,
+    "gpu_types": [_gpu("v100", 2, 3.0)],
+    "jobs": [
+        {"id": "a", "throughput": {"v100": 1}, "steps_remaining": 100},
+        {"id": "b", "throughput": {"v100": 2}, "steps_remaining": 50},
+    ],
+}
+
+
+def test_a_snapshot_without_any_deadline_is_an_input_error() -> None:
+    with pytest.raises(InputError) as info:
+        solve(NO_DEADLINES, policy="min_cost_slo")
+    (error,) = info.value.errors
+    assert error.loc == ("snapshot", "jobs")
+    assert "deadline" in error.msg and "min_cost_slo" in error.msg
+    # One deadline is enough: the job without one is best effort, with no time and a reason.
+    one = {**NO_DEADLINES, "jobs": [{**NO_DEADLINES["jobs"][0], "deadline": 200.0}]}
+    one["jobs"].append(NO_DEADLINES["jobs"][1])
+    result = solve(one, policy="min_cost_slo")
+    assert result.status is Status.OPTIMAL
+    assert result.job("a").allocation == pytest.approx({"v100": 0.5})  # 100 steps in 200 s
+    assert result.job("b").allocation == {} and "no deadline" in (result.job("b").reason or "")
+    assert result.objective == pytest.approx(0.5 * 3.0)

@@ -100,7 +100,10 @@ KINDS = ("rate", "time", "weight", "price", "value", "shift")
 
 
 def _params() -> Iterator[Any]:
-    for case in all_cases():
+    # Ill-conditioned cases (throughputs or weights spanning 1e6) have Pareto-efficient answers
+    # that move by 1e-3 for a level 1e-9 lower: any rescaling changes the allocation at that
+    # order, so they are checked where they are defined (test_pareto, test_water_filling).
+    for case in (c for c in all_cases() if not c.ill_conditioned):
         for kind in KINDS:
             for end in ("top", "bottom") if kind != "shift" else ("shift",):
                 doc = transformed(case.snapshot, kind, end)

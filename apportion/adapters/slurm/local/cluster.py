@@ -76,11 +76,6 @@ class Cluster:
         data = json.loads(self.run("squeue", "--json").stdout)
         return {str(job["job_id"]): job for job in data["jobs"]}
 
-    def node_states(self) -> dict[str, str]:
-        """Node name → state, as `sinfo` reports it."""
-        out = self.run("sinfo", "-h", "-N", "-o", "%N %T").stdout
-        return dict(line.split() for line in out.splitlines() if line.strip())
-
     def clear_jobs(self, seconds: float = 30) -> None:
         """Cancel every job (between tests only: the adapter itself never cancels) and wait
         until none is left running."""
