@@ -3,11 +3,12 @@ the policy's summary in words. Every number is printed with one format (`cli.num
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
+from rich.table import Column, Table
 
 from apportion.cli.numbers import number
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 TABLE_ROWS = 100
 METRIC_COLUMNS = 3
+#: The job column is never narrower than its ids, up to this many characters.
+ID_WIDTH = 32
 
 #: The Pareto stage of the share policies (`summary.pareto`), in words.
 PARETO_WORDS = {
@@ -152,39 +155,47 @@ def _job_table(shown: list[JobResult], names: list[str], grouped: Grouped | None
     """Time-share columns for allocation policies, a placement column for placement policies,
     then the policy's own metrics (finish time, ρ, SLO met, ...) in the policy's order; with an
     explanation, each job's reason (R1, R2, ... as listed above) and its own gain."""
-    placed = any(job.placement for job in shown)
-    shares = not placed
     metrics = list(dict.fromkeys(key for job in shown for key in job.metrics))[:METRIC_COLUMNS]
-    table = Table("job")
-    right = [*names, "throughput", "norm. share"] if shares else []
-    for header in right:
-        table.add_column(header, justify="right", no_wrap=True)
-    if placed:
-        table.add_column("placement")
-    for key in metrics:
-        table.add_column(key, justify="right", no_wrap=True)
-    table.add_column("note")
-    gains = grouped is not None and any(grouped.gain.get(job.id) for job in shown)
+    # A narrow terminal squeezes the other columns first: without its id a row means nothing.
+    width = min(max((len(job.id) for job in shown), default=3), ID_WIDTH)
+    columns: list[tuple[Column, Callable[[JobResult], str]]] = [
+        (Column("job", no_wrap=True, min_width=width), lambda job: job.id)
+    ]
+    if any(job.placement for job in shown):
+        columns.append((Column("placement"), _placement))
+    else:
+        columns += [(_right(n), _time_on(n)) for n in names]
+        columns.append((_right("throughput"), lambda job: number(job.effective_throughput)))
+        columns.append((_right("norm. share"), lambda job: number(job.normalized_share)))
+    columns += [(_right(k), _metric_of(k)) for k in metrics]
+    if any(job.reason for job in shown):
+        columns.append((Column("note"), lambda job: job.reason or ""))
     if grouped is not None:
-        table.add_column("reason", no_wrap=True)
-    if gains:
-        # The gain per unit of time on the fully used type worth most to the job, if it were free.
-        table.add_column("gain if free", justify="right", no_wrap=True)
+        label, gain = grouped.label, grouped.gain
+        columns.append((Column("reason", no_wrap=True), lambda job: label.get(job.id, "")))
+        if any(gain.get(job.id) for job in shown):
+            # The gain per unit of time on the fully used type worth most to the job, if free.
+            columns.append((_right("gain if free"), lambda job: gain.get(job.id, "")))
+    table = Table(*(column for column, _ in columns))
     for job in shown:
-        row = [job.id]
-        if shares:
-            row += [number(job.allocation.get(n, 0.0)) for n in names]
-            row += [number(job.effective_throughput), number(job.normalized_share)]
-        if placed:
-            row.append(" ".join(f"{node}:{gpus}" for node, gpus in (job.placement or {}).items()))
-        row += [_metric(job.metrics.get(key)) for key in metrics]
-        row.append(job.reason or "")
-        if grouped is not None:
-            row.append(grouped.label.get(job.id, ""))
-        if grouped is not None and gains:
-            row.append(grouped.gain.get(job.id, ""))
-        table.add_row(*(escape(cell) for cell in row))
+        table.add_row(*(escape(cell(job)) for _, cell in columns))
     return table
+
+
+def _right(header: str) -> Column:
+    return Column(header, justify="right", no_wrap=True)
+
+
+def _time_on(name: str) -> Callable[[JobResult], str]:
+    return lambda job: number(job.allocation.get(name, 0.0))
+
+
+def _metric_of(key: str) -> Callable[[JobResult], str]:
+    return lambda job: _metric(job.metrics.get(key))
+
+
+def _placement(job: JobResult) -> str:
+    return " ".join(f"{node}:{gpus}" for node, gpus in (job.placement or {}).items())
 
 
 def _metric(value: object) -> str:

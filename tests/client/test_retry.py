@@ -15,7 +15,7 @@ from apportion.client import (
     ServiceUnreachable,
 )
 from apportion.solver import Status
-from tests.api.service import Service
+from tests.api.service import Service, free_port
 from tests.client.busy import PROBE_SNAPSHOT, AsyncRecording, Recording, gaps, occupy
 from tests.client.conftest import RETRY_AFTER
 
@@ -70,8 +70,6 @@ def test_the_wait_is_capped_by_max_retry_wait(service: Service) -> None:
 def test_each_retry_against_a_dead_service_is_logged_at_debug(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from tests.api.service import free_port
-
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     caplog.set_level(logging.DEBUG, logger="apportion.client")
     with (

@@ -51,12 +51,43 @@ def _explore(q: dict[str, Any]) -> list[str]:
     ]
 
 
+def _contention(q: dict[str, Any]) -> list[str]:
+    figures = []
+    for trace in q["traces"].values():
+        policies, claims = trace["policies"], trace["claims"]
+        mine = policies[f"W1={q['recommended_w1']:g}"]
+        figures += [
+            f"{mine['jct_mean_h']:.2f} h",
+            f"{claims['W1=0_over_recommended_jct_mean_h']:.2f}×",
+            f"{claims['LAS_over_recommended_jct_mean_h']:.2f}×",
+            f"{policies['SRTF']['jct_mean_h']:.2f} h",
+        ]
+    first = next(iter(q["traces"].values()))["policies"]
+    mine = first[f"W1={q['recommended_w1']:g}"]
+    return [*figures, f"{first['SRTF']['jct_p90_h']:.2f} h", f"{mine['jct_p90_h']:.2f} h"]
+
+
+def _deadlines(q: dict[str, Any]) -> list[str]:
+    claims = q["claims"]
+    figures = [f"**{claims['guarantees_broken_total']}**"]
+    smallest = min(q["gpus"])
+    for run in (r for r in q["runs"] if r["gpus"] == smallest):
+        figures += [
+            f"{run[f'{p}.deadlines_met_%']:.1f} %" for p in ("deadline_admission", "edf", "srtf")
+        ]
+        ratio = claims["smallest_cluster"][run["trace"]]["edf_over_admission_best_effort_jct"]
+        figures.append(f"{ratio:.2f}×")
+    return figures
+
+
 #: Per notebook, the figures its first cell must state, read from its saved quote (a notebook
 #: joins by adding its entry here).
 HEADLINES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "heterogeneity.ipynb": _heterogeneity,
     "hierarchical_fairness.ipynb": _hierarchical,
     "explore_your_cluster.ipynb": _explore,
+    "contention.ipynb": _contention,
+    "deadlines.ipynb": _deadlines,
 }
 
 

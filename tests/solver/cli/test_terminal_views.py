@@ -87,6 +87,37 @@ def test_every_job_is_shown_with_its_reason_and_own_gain(
             assert float(value) == pytest.approx(float(found["gain"]), rel=0.05)
 
 
+def test_a_100_column_terminal_gets_every_reason_whole_and_nothing_cut(
+    document: dict[str, Any],
+) -> None:
+    screen = on_terminal([FIXTURE, "--explain"], columns=100)
+    assert screen.exit_code == 0, screen.text
+    assert "…" not in screen.text and max(len(line) for line in screen.lines) <= 100
+    flat = " ".join(screen.text.split())  # a reason longer than the line wraps at a space
+    for reason in {GAIN.sub("", job["why"]) for job in document["explanation"]["jobs"]}:
+        assert flat.count(reason) == 1, reason
+    assert set(_job_rows(screen)) == {f"job-{i}" for i in range(96)}
+
+
+def test_an_80_column_terminal_squeezes_numbers_never_the_job_ids() -> None:
+    screen = on_terminal([FIXTURE, "--explain"], columns=80)
+    assert screen.exit_code == 0, screen.text
+    rows = _job_rows(screen)
+    assert set(rows) == {f"job-{i}" for i in range(96)}
+    assert all(cells[-2] in ("R1", "R2") for cells in rows.values())
+
+
+def test_a_gavel_name_is_said_under_the_status_line() -> None:
+    screen = on_terminal([FIXTURE, "--policy", "max_min_fairness_packed"], columns=120)
+    assert screen.exit_code == 0, screen.text
+    status, note = screen.lines[:2]
+    assert status.startswith("max_min_fairness  status optimal")
+    assert note == (
+        "note: 'max_min_fairness_packed' is Gavel's name: solved as max_min_fairness "
+        "with space_sharing=true"
+    )
+
+
 def test_the_json_document_keeps_every_why_whole() -> None:
     screen = on_terminal([FIXTURE, "--explain", "--format", "json"], columns=80)
     parsed = json.loads(screen.text)
