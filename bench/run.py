@@ -21,6 +21,7 @@ from bench import (
     recovery,
     service,
     simulator,
+    small_calls,
     startup,
     water_filling,
 )
@@ -32,6 +33,7 @@ SUITES = [
     recovery,
     max_min,
     fleet,
+    small_calls,
     water_filling,
     objectives,
     deadlines,
