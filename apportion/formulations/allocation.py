@@ -44,37 +44,13 @@ class JobGroups:
         """Group `jobs` whose rows in `key` (len(jobs) × d) are identical."""
         if jobs.size == 0:
             return cls.identity(jobs)
+        # Rows as opaque byte strings: a 1-D unique is several times faster than axis=0.
         rows = np.ascontiguousarray(key, dtype=np.float64)
-        # Rows hashed to one 64-bit word each, then a 1-D unique of the words: several times
-        # faster than a unique of the rows themselves (byte strings). Equal words are checked
-        # to be equal rows; a collision falls back to the rows.
+        flat = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
         _, first, inverse, count = np.unique(
-            _row_hashes(rows), return_index=True, return_inverse=True, return_counts=True
+            flat, return_index=True, return_inverse=True, return_counts=True
         )
-        inverse = inverse.reshape(-1)
-        if not np.array_equal(rows, rows[first][inverse]):
-            flat = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-            _, first, inverse, count = np.unique(
-                flat, return_index=True, return_inverse=True, return_counts=True
-            )
-            inverse = inverse.reshape(-1)
-        return cls(jobs[first], inverse, count.astype(float))
-
-
-def _row_hashes(rows: FloatArray) -> NDArray[np.uint64]:
-    """A 64-bit hash of each row's bytes (+0.0 and −0.0 made one)."""
-    words = (rows + 0.0).view(np.uint64)
-    out = np.full(rows.shape[0], np.uint64(0x9E3779B97F4A7C15))
-    with np.errstate(over="ignore"):
-        for k in range(words.shape[1]):
-            out ^= (
-                words[:, k]
-                + np.uint64(0x9E3779B97F4A7C15)
-                + (out << np.uint64(6))
-                + (out >> np.uint64(2))
-            )
-            out *= np.uint64(0xBF58476D1CE4E5B9)
-    return out
+        return cls(jobs[first], inverse.reshape(-1), count.astype(float))
 
 
 @dataclass(frozen=True)
