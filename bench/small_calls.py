@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ GROUP = "small calls"
 REPEATS = 200
 FIFO_TARGET = 1.0
 MAX_MIN_TARGET = 0.5
+MAX_MIN_REPEATS = 50
 
 
 def warm_best(run: Callable[[], object], repeats: int = REPEATS) -> float:
@@ -117,7 +119,7 @@ def fifo_row(case: Case) -> Row:
     parsed = parse_snapshot(snapshot)
     problem = ClusterArrays.from_snapshot(parsed)
     options = fifo.FifoOptions(mode="gavel")
-    ours = best_of(
+    ours = warm_best(
         lambda: fifo.run(parsed, problem, options, SolveContext.for_request(SolveOptions()))
     )
     # The reference's ids sort in arrival order: ours orders by arrival time, so the queue is
@@ -174,9 +176,15 @@ def max_min_row(case: Case) -> Row:
     snapshot = case.make()
     problem = ClusterArrays.from_snapshot(parse_snapshot(snapshot))
     results: list[Any] = []
-    ours = warm_best(lambda: results.append(solve(snapshot, policy="max_min_fairness")), 50)
     args = (problem.throughput, problem.scale_factor, problem.weight, problem.gpu_count)
-    base = warm_best(lambda: reference_max_min(*args), 50)
+    ours_cpu, base_cpu = float("inf"), float("inf")
+    # Alternately, so that both see the same load; wall and CPU seconds, best of each.
+    ours, base = float("inf"), float("inf")
+    for _ in range(MAX_MIN_REPEATS):
+        wall, cpu = _timed(lambda: results.append(solve(snapshot, policy="max_min_fairness")))
+        ours, ours_cpu = min(ours, wall), min(ours_cpu, cpu)
+        wall, cpu = _timed(lambda: reference_max_min(*args))
+        base, base_cpu = min(base, wall), min(base_cpu, cpu)
     ratio = ours / base
     verdict = "yes" if ratio <= MAX_MIN_TARGET else "NO"
     report = results[-1].solver
@@ -186,9 +194,16 @@ def max_min_row(case: Case) -> Row:
         ours,
         ratio,
         f"solve {ours * 1e3:.2f} ms ({report.backend}, {report.solves} LP) vs the reference's "
-        f"cvxpy LP {base * 1e3:.2f} ms; target ≤ {MAX_MIN_TARGET:g}×: {verdict}",
+        f"cvxpy LP {base * 1e3:.2f} ms; target ≤ {MAX_MIN_TARGET:g}×: {verdict}; CPU "
+        f"{ours_cpu * 1e3:.2f} vs {base_cpu * 1e3:.2f} ms ({ours_cpu / base_cpu:.2f}×)",
         status=results[-1].status.value,
     )
+
+
+def _timed(run: Callable[[], object]) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    run()
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def _row(
