@@ -7,6 +7,10 @@ the process's peak resident memory. The backend column says which solved the LPs
 interior point, `blocks`, for these shapes); the status must be `optimal` with the certificate
 in the solver's detail. Targets: 100,000 × 8 ≤ 1 s, 1,000,000 × 8 ≤ 10 s and ≤ 4 GB; the
 growth exponent between rows is printed with the larger row.
+
+The service row sends the 100,000-job snapshot as one JSON request to the service as deployed
+(a subprocess, bench.service_proc) and compares its wall time, best of `REPEATS` after one
+warm request, with the library call's in the same run (target ≤ 2×).
 """
 
 from __future__ import annotations
@@ -15,14 +19,21 @@ import math
 import os
 import resource
 import time
+from collections.abc import Callable
+
+import orjson
 
 from apportion.refdata.synthetic import random_snapshot
 from apportion.solver import SolveResult, solve
 from bench.harness import Case, Row
+from bench.service_load import Timed, timed_post
+from bench.service_proc import Service, tree_cpu
 
 GROUP = "fleet"
 SIZES = ((10_000, None), (100_000, 1.0), (1_000_000, 10.0))
 REPEATS = 3
+SERVICE_JOBS = 100_000
+SERVICE_TARGET = 2.0
 _TIMES: dict[int, float] = {}
 
 
@@ -69,7 +80,68 @@ def fleet_row(case: Case) -> Row:
     )
 
 
+def service_row(case: Case) -> Row:
+    snapshot = case.make()
+    load_before = _load()
+    library, library_cpu = _best(lambda: solve(snapshot, policy="max_min_fairness"))
+    body = orjson.dumps({"policy": "max_min_fairness", "snapshot": snapshot})
+    service = Service()
+    try:
+        service.wait_ready()
+        warm = {"policy": "max_min_fairness", "snapshot": random_snapshot(16, 8, seed=1)}
+        timed_post(service.url, orjson.dumps(warm))
+        posts: list[tuple[float, Timed]] = []
+        for _ in range(REPEATS):
+            # CPU of the service's process tree (server and solver workers) per request.
+            cpu = tree_cpu(service.pid)
+            timed = timed_post(service.url, body)
+            posts.append((tree_cpu(service.pid) - cpu, timed))
+    finally:
+        stopped = service.stop()
+    service_cpu = min(cpu for cpu, _ in posts)
+    best = min((timed for _, timed in posts), key=lambda t: t.seconds)
+    report = best.report
+    ratio = best.seconds / library
+    verdict = "yes" if best.status == "200" and ratio <= SERVICE_TARGET else "NO"
+    return Row(
+        case=case,
+        jobs=SERVICE_JOBS,
+        types=8,
+        validate=float(report.get("validate_seconds", 0.0)),
+        build=float(report.get("build_seconds", 0.0)),
+        solve=float(report.get("solve_seconds", 0.0)),
+        total=best.seconds,
+        objective=report.get("objective"),
+        status=str(report.get("status", best.status)),
+        backend=f"http → {report.get('backend')}/{report.get('solver')}",
+        ratio=ratio,
+        note=f"HTTP {best.status}, request {len(body) / 1e6:.0f} MB JSON; library call "
+        f"{library:.3f} s in this run; target ≤ {SERVICE_TARGET:g}× the library call: {verdict}; "
+        f"CPU: service {service_cpu:.2f} s, library {library_cpu:.2f} s "
+        f"({service_cpu / library_cpu:.2f}×); load {load_before} → {_load()}; {stopped}"
+        f"{best.detail}",
+    )
+
+
+def _best(run: Callable[[], object]) -> tuple[float, float]:
+    """The best wall and the best CPU seconds of `REPEATS` runs."""
+    walls, cpus = [], []
+    for _ in range(REPEATS):
+        cpu, wall = time.process_time(), time.perf_counter()
+        run()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
+
+
 def cases() -> list[Case]:
+    service = Case(
+        GROUP,
+        f"max-min + Pareto, {SERVICE_JOBS:,} distinct jobs × 8 types, through the service (JSON)",
+        lambda: random_snapshot(SERVICE_JOBS, 8, seed=1),
+        "max_min_fairness",
+        runner=service_row,
+    )
     return [
         Case(
             GROUP,
@@ -81,4 +153,4 @@ def cases() -> list[Case]:
             runner=fleet_row,
         )
         for jobs, target in SIZES
-    ]
+    ] + [service]

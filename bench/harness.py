@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,18 @@ class Row:
     backend: str
     ratio: float | None
     note: str
+
+
+def best_of(run: Callable[[], object], repeats: int, warm: bool = False) -> float:
+    """The shortest wall time of `repeats` calls of `run` (after one untimed call if `warm`)."""
+    if warm:
+        run()
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def run_case(case: Case) -> Row:

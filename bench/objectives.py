@@ -10,7 +10,6 @@ job's fastest possible run time for a fraction of the jobs; Gavel's per-GPU-hour
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -22,7 +21,7 @@ from apportion.solver.arrays import ClusterArrays
 from apportion.solver.context import SolveContext
 from apportion.solver.options import SolveOptions
 from apportion.solver.snapshot import parse_snapshot
-from bench.harness import Case, Row
+from bench.harness import Case, Row, best_of
 
 GROUP = "objectives"
 PRICES = {"k80": 0.45, "p100": 1.46, "v100": 2.48}
@@ -231,26 +230,17 @@ def gavel_greedy(
     return choice
 
 
-def _best_of(run: Any, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def fifo_row(case: Case) -> Row:
     snapshot = case.make()
     parsed = parse_snapshot(snapshot)
     problem = ClusterArrays.from_snapshot(parsed)
     options = fifo.FifoOptions.model_validate(case.options)
-    ours = _best_of(
+    ours = best_of(
         lambda: fifo.run(parsed, problem, options, SolveContext.for_request(SolveOptions())),
         FIFO_REPEATS,
     )
     args = (problem.throughput, problem.scale_factor, problem.gpu_count, problem.arrival_time)
-    base = _best_of(lambda: gavel_greedy(*args), FIFO_REPEATS)
+    base = best_of(lambda: gavel_greedy(*args), FIFO_REPEATS)
     results = [solve(snapshot, policy="fifo", options=case.options) for _ in range(5)]
     result = min(results, key=lambda r: r.solver.total_seconds)
     report = result.solver

@@ -22,6 +22,7 @@ from bench import (
     recovery,
     service,
     simulator,
+    small_calls,
     startup,
     water_filling,
 )
@@ -33,6 +34,7 @@ SUITES = [
     recovery,
     max_min,
     fleet,
+    small_calls,
     water_filling,
     objectives,
     deadlines,

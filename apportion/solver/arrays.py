@@ -104,8 +104,11 @@ class ClusterArrays:
 
     def unplaceable_reasons(self) -> dict[int, str]:
         """Jobs that no allocation can serve, with the reason a user would want to read."""
+        stuck = ~self.eligible.any(axis=1)
+        if not stuck.any():
+            return {}
         runs_nowhere = ~(self.throughput > 0).any(axis=1)
-        too_wide = ~runs_nowhere & ~self.eligible.any(axis=1)
+        too_wide = ~runs_nowhere & stuck
         reasons = {
             int(j): "no positive throughput on any GPU type" for j in np.flatnonzero(runs_nowhere)
         }

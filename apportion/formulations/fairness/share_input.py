@@ -79,7 +79,7 @@ def share_input(
     prop = throughput[rep] @ problem.gpu_count / problem.gpu_count.sum()
     structure = ShareStructure(
         groups=groups,
-        labels=[problem.job_ids[j] for j in rep],
+        labels=list(map(problem.job_ids.__getitem__, rep.tolist())),
         gpu_names=problem.gpu_names,
         throughput=throughput[rep],
         eligible=eligible[rep],

@@ -74,7 +74,11 @@ class FifoOptions(PolicyOptions):
 
 def queue_order(problem: ClusterArrays) -> IntArray:
     """Job indices by arrival time, ties by id."""
-    order: IntArray = np.lexsort((np.array(problem.job_ids), problem.arrival_time))
+    order: IntArray = np.argsort(problem.arrival_time, kind="stable")
+    arrival = problem.arrival_time[order]
+    if (arrival[1:] != arrival[:-1]).all():
+        return order  # no ties: the ids are never compared (an array of strings is costly)
+    order = np.lexsort((np.array(problem.job_ids), problem.arrival_time))
     return order
 
 
@@ -84,24 +88,25 @@ def run(
     everyone = np.arange(problem.num_jobs)
     require_job_field(problem, problem.arrival_time, everyone, "arrival_time", NAME)
     reasons = problem.unplaceable_reasons()
-    for j in np.flatnonzero(problem.steps_remaining <= 0):
-        reasons[int(j)] = "no steps remaining"
-    order = queue_order(problem)
-    skipped = np.zeros(problem.num_jobs, bool)
-    skipped[list(reasons)] = True
-    queue = order[~skipped[order]]
+    finished = np.flatnonzero(problem.steps_remaining <= 0).tolist()
+    reasons.update(dict.fromkeys(finished, "no steps remaining"))
+    order = queue = queue_order(problem)
+    if reasons:
+        skipped = np.zeros(problem.num_jobs, bool)
+        skipped[list(reasons)] = True
+        queue = order[~skipped[order]]
     speed = np.where(problem.eligible, problem.throughput, 0.0)[queue]
     choice, state, blocker = place(
         speed, problem.scale_factor[queue], problem.gpu_count, options.mode
     )
+    running = choice >= 0
     allocation = np.zeros((problem.num_jobs, problem.num_types))
-    allocation[queue[choice >= 0], choice[choice >= 0]] = 1.0
+    allocation[queue[running], choice[running]] = 1.0
     blocked_by = None if blocker is None else int(queue[blocker])
     reasons.update(_waiting(problem, queue, state, blocked_by, options.mode))
     position = np.empty(problem.num_jobs, dtype=np.int64)
     position[order] = np.arange(1, problem.num_jobs + 1)
-    running = choice >= 0
-    started = int(running.sum())
+    started = int(np.count_nonzero(running))
     flags = np.zeros(problem.num_jobs, bool)
     flags[queue[running]] = True
     return Outcome(
@@ -202,12 +207,16 @@ def _walk(
     rates = speed[pos:].tolist()
     types = range(len(left))
     for j, (s, rate) in enumerate(zip(scale[pos:].tolist(), rates, strict=True), start=pos):
-        fits = [k for k in types if left[k] >= s]
-        usable = [k for k in fits if rate[k] > 0]
-        if usable:
-            k = max(usable, key=lambda k: (rate[k], -k))
-            choice[j], state[j] = k, PLACED
-            left[k] -= s
+        # The fastest type with room (the first of equals); rate 0 is no progress.
+        best, top, fits = -1, 0.0, False
+        for k in types:
+            if left[k] >= s:
+                fits = True
+                if rate[k] > top:
+                    best, top = k, rate[k]
+        if best >= 0:
+            choice[j], state[j] = best, PLACED
+            left[best] -= s
         elif mode == "strict" or (mode == "gavel" and not fits):
             state[j + 1 :] = BEHIND
             return choice, state, j
@@ -222,17 +231,17 @@ def _waiting(
     """The reason of every job of the queue that does not run (one text per (kind, scale
     factor), shared: formatting one per job was most of the pass on long queues)."""
     waiting = np.flatnonzero(state != PLACED)
-    scale = problem.scale_factor[queue[waiting]].astype(np.int64)
-    size = int(scale.max(initial=0)) + 1
-    keys, inverse = np.unique(state[waiting] * size + scale, return_inverse=True)
+    jobs = queue[waiting]
+    size = 1 << 32  # above any scale factor: one integer key per (kind, scale factor)
+    keys = (state[waiting] * size + problem.scale_factor[jobs].astype(np.int64)).tolist()
     behind = "" if blocker is None else f"waiting behind {problem.job_ids[blocker]!r} ({mode} FIFO)"
     texts = {
         NO_ROOM: "waiting: no GPU type it can run on has {} free GPUs",
         NO_GAIN: "waiting: the GPU types with {} free GPUs give it no throughput",
         BEHIND: behind,
     }
-    shared = [texts[int(key) // size].format(int(key) % size) for key in keys]
-    out = dict(zip(queue[waiting].tolist(), [shared[i] for i in inverse.tolist()], strict=True))
+    shared = {key: texts[key // size].format(key % size) for key in set(keys)}
+    out = dict(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
     if mode == "gavel" and blocker is not None:
         s = int(problem.scale_factor[blocker])
         out[blocker] = f"waiting: no GPU type has {s} free GPUs (the queue stops here)"

@@ -161,7 +161,11 @@ def _block_entries(
     rows and its slot's linking row."""
     nb, nc = cols.shape
     bi, ci = np.nonzero(cols >= 0)
-    sub = model.matrix[:, cols[bi, ci]].tocsc()
+    taken = cols[bi, ci]
+    if taken.size and taken[-1] - taken[0] == taken.size - 1 and (np.diff(taken) == 1).all():
+        sub = model.matrix[:, taken[0] : taken[-1] + 1]  # one run of columns: a slice
+    else:
+        sub = model.matrix[:, taken].tocsc()
     counts = np.diff(sub.indptr)
     eb, ec = np.repeat(bi, counts), np.repeat(ci, counts)
     er, ev = sub.indices, sub.data
