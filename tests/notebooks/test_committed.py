@@ -51,33 +51,78 @@ def _explore(q: dict[str, Any]) -> list[str]:
     ]
 
 
+def _ratio(value: float) -> str:
+    return f"×{value:.2f}"
+
+
 def _contention(q: dict[str, Any]) -> list[str]:
-    figures = []
-    for trace in q["traces"].values():
-        policies, claims = trace["policies"], trace["claims"]
-        mine = policies[f"W1={q['recommended_w1']:g}"]
-        figures += [
-            f"{mine['jct_mean_h']:.2f} h",
-            f"{claims['W1=0_over_recommended_jct_mean_h']:.2f}×",
-            f"{claims['LAS_over_recommended_jct_mean_h']:.2f}×",
-            f"{policies['SRTF']['jct_mean_h']:.2f} h",
-        ]
-    first = next(iter(q["traces"].values()))["policies"]
-    mine = first[f"W1={q['recommended_w1']:g}"]
-    return [*figures, f"{first['SRTF']['jct_p90_h']:.2f} h", f"{mine['jct_p90_h']:.2f} h"]
+    swept = [t for t in q["traces"].values() if "dominated_by" in t]
+    episodes = [t["vs_srtf_las"] for t in q["traces"].values() if "dominated_by" not in t]
+    figures = [f"W1 = {q['recommended_w1']:g}", f"{len(episodes)} training episodes"]
+    for key in ("vs_srtf_las", "deepshare_model_vs_srtf_las", "vs_packed"):
+        figures += [f"{_ratio(t[key]['mean'])} and {_ratio(t[key]['p99'])}" for t in swept]
+    for stat in ("mean", "p99"):
+        values = [e[stat] for e in episodes]
+        figures.append(f"{_ratio(min(values))}–{max(values):.2f}")
+    points = [beaten for t in swept for beaten in t["dominated_by"].values()]
+    return [*figures, f"{sum(1 for b in points if b)} of {len(points)} points"]
+
+
+#: The deadline study's baselines, as its headline names them.
+_BASELINES = {"chronus_one_by_one": "Chronus's one-by-one admission", "edf": "EDF", "srtf": "SRTF"}
 
 
 def _deadlines(q: dict[str, Any]) -> list[str]:
-    claims = q["claims"]
-    figures = [f"**{claims['guarantees_broken_total']}**"]
-    smallest = min(q["gpus"])
-    for run in (r for r in q["runs"] if r["gpus"] == smallest):
-        figures += [
-            f"{run[f'{p}.deadlines_met_%']:.1f} %" for p in ("deadline_admission", "edf", "srtf")
-        ]
-        ratio = claims["smallest_cluster"][run["trace"]]["edf_over_admission_best_effort_jct"]
-        figures.append(f"{ratio:.2f}×")
+    claims, runs = q["claims"], q["runs"]
+    ours = {key.split(".")[0] for key in runs[0] if key.startswith("deadline_admission")}
+    figures = [
+        f"{claims['claims_met']} of {claims['cells']} cells",
+        f"{claims['guarantees_broken_total']} guarantees broken",
+        f"{claims['guaranteed_missed_total']} guaranteed jobs missing",
+        f"all {len(ours) * len(runs)} of its runs",
+        f"at most {claims['worst_best_effort_jct_vs_srtf']:.3f}×",
+        f"{claims['largest_call_p95_s']:.3f} s",
+    ]
+
+    def margin(run: dict[str, Any]) -> float:
+        best = max(run[f"{p}.satisfaction"] for p in _BASELINES)
+        return float(run["deadline_admission.satisfaction"] - best)
+
+    worst = min(runs, key=margin)
+    best = max(_BASELINES, key=lambda p: worst[f"{p}.satisfaction"])
+    figures += [
+        f"{worst['trace']} at {worst['gpus']} GPUs",
+        f"{-claims['worst_satisfaction_margin']:.4f} below the best baseline",
+        f"{worst['deadline_admission.satisfaction']:.4f} against "
+        f"{worst[f'{best}.satisfaction']:.4f} for {_BASELINES[best]}",
+    ]
+    smallest = [r for r in runs if r["gpus"] == min(q["gpus"])]
+    figures.append(f"at {smallest[0]['gpus']} GPUs")
+    for policy in ("deadline_admission", "srtf", "edf"):
+        *first, last = (f"{r[f'{policy}.satisfaction']:.3f}" for r in smallest)
+        figures.append(f"{', '.join(first)} and {last}")
     return figures
+
+
+def _elasticity(q: dict[str, Any]) -> list[str]:
+    saturn, philly = q["families"]["saturn"], q["families"]["philly"]
+
+    def both(pattern: str, value: Callable[[dict[str, Any]], float]) -> str:
+        return f"{pattern.format(value(saturn))} and {pattern.format(value(philly))}"
+
+    rigid, ones = "rigid:max_min_fairness", "ones_search"
+    return [
+        both("{:.2f}", lambda f: f["sia"]["avg JCT h"]) + " h",
+        both("{:.0f} %", lambda f: 100 * (f["best_vs_paper_sia"] - 1)),
+        both("{:g}", lambda f: f["paper_sia_h"]) + " h",
+        both("{:.2f}×", lambda f: f[rigid]["avg JCT h"] / f["sia"]["avg JCT h"]),
+        both("{:.2f}", lambda f: f[rigid]["avg JCT h"]) + " h",
+        both("{:.0f} %", lambda f: 100 * (1 - f["rigid_vs_paper_gavel"])),
+        both("{:g}", lambda f: f["paper_gavel_h"]) + " h",
+        both("{:.2f}×", lambda f: f[ones]["avg JCT h"] / f["best_elastic_on_search_workloads_h"]),
+        both("{:.2f}", lambda f: f[ones]["avg JCT h"]) + " h",
+        both("{:.2f}", lambda f: f["best_elastic_on_search_workloads_h"]) + " h",
+    ]
 
 
 #: Per notebook, the figures its first cell must state, read from its saved quote (a notebook
@@ -88,6 +133,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "explore_your_cluster.ipynb": _explore,
     "contention.ipynb": _contention,
     "deadlines.ipynb": _deadlines,
+    "elasticity.ipynb": _elasticity,
 }
 
 
