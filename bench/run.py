@@ -21,6 +21,7 @@ from bench import (
     service,
     simulator,
     startup,
+    tiresias,
     water_filling,
 )
 from bench.harness import Case, print_table, run_case
@@ -34,6 +35,7 @@ SUITES = [
     objectives,
     deadlines,
     placement,
+    tiresias,
     backends,
     simulator,
     notebooks,
