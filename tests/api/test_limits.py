@@ -133,7 +133,9 @@ def test_the_request_schema_says_which_options_each_policy_takes() -> None:
     options = schemas[deadline["properties"]["options"]["anyOf"][0]["$ref"].rsplit("/", 1)[1]]
     assert {"sigma", "time_limit", "backend"} <= set(options["properties"])
     assert options.get("additionalProperties") is False
-    assert len(variants) == 12  # eleven policies and the snapshot's own
+    assert len(variants) == 15  # fourteen policies and the snapshot's own
+    gittins = schemas["TiresiasGittinsRequest"]
+    assert "2d_gittins" in gittins["properties"]["policy"]["enum"]
     responses = spec["paths"]["/v1/solve"]["post"]["responses"]
     assert {"200", "400", "413", "422", "503"} <= set(responses)
     assert "application/problem+json" in responses["503"]["content"]
