@@ -24,6 +24,7 @@ from bench import (
     simulator,
     small_calls,
     startup,
+    tiresias,
     water_filling,
 )
 from bench.harness import Case, print_table, run_case
@@ -40,6 +41,7 @@ SUITES = [
     deadlines,
     placement,
     elastic,
+    tiresias,
     backends,
     simulator,
     notebooks,

@@ -136,6 +136,8 @@ def test_the_request_schema_says_which_options_each_policy_takes() -> None:
     assert options.get("additionalProperties") is False
     assert len(variants) == len(NAMES) + 1  # every policy and the snapshot's own
     assert "SiaRequest" in variants
+    gittins = schemas["TiresiasGittinsRequest"]
+    assert "2d_gittins" in gittins["properties"]["policy"]["enum"]
     responses = spec["paths"]["/v1/solve"]["post"]["responses"]
     assert {"200", "400", "413", "422", "503"} <= set(responses)
     assert "application/problem+json" in responses["503"]["content"]

@@ -336,11 +336,14 @@ def _solve(
     return _Search(w, ps, peak, inside, solution.status, solution.mip_gap, solves)
 
 
-def _start(m: _Model, out: _Search, workers: int) -> tuple[IntArray, FloatArray]:
-    """The columns' values for a placement (its nodes are among the model's: `candidates`)."""
+def _start(m: _Model, out: _Search, workers: int) -> tuple[IntArray, FloatArray] | None:
+    """The columns' values for a placement, or None when it uses a node the model left out
+    (dominance keeps an optimum's nodes, not necessarily the incumbent's)."""
     n = m.nodes.size
     local = {int(node): i for i, node in enumerate(m.nodes)}
     w = out.w[m.nodes].astype(float)
+    if w.sum() < workers or any(int(node) not in local for node in out.ps):
+        return None
     p = np.zeros((m.share.size, n))
     p[np.arange(m.share.size), [local[int(node)] for node in out.ps]] = 1.0
     x = np.concatenate([w, (w > 0).astype(float), p.ravel(), (p * w[None, :]).ravel()])

@@ -113,3 +113,22 @@ def test_a_busy_large_cluster_is_placed_and_proven() -> None:
             used[node] += gpus
     assert max(used.values()) <= 8
     assert result.objective >= result.summary["max_network_load_before"]
+
+
+def test_a_flat_model_on_a_light_cluster_stops_at_its_limit_with_a_placement() -> None:
+    # The greedy start puts workers on a node that dominance leaves out of the ILP: the
+    # solve goes on without that start instead of failing, and the limit returns the best
+    # placement found with its gap.
+    snapshot = busy_cluster(seed=0, fill=0.1, new_job=(32, "inception4"))
+    result = solve(
+        snapshot, policy="network_load_placement", options={"tie_break": False, "time_limit": 0.5}
+    )
+    assert result.status.value in {"optimal", "feasible"}
+    new = next(j for j in result.jobs if j.id == "new")
+    assert sum(new.placement.values()) == 32
+    free = {n["id"]: n["gpus"] for n in snapshot["nodes"]}
+    for job in snapshot["jobs"][:-1]:
+        for node, gpus in job["placement"].items():
+            free[node] -= gpus
+    assert all(gpus <= free[node] for node, gpus in new.placement.items())
+    assert result.objective >= result.summary["max_network_load_before"]
