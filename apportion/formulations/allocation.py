@@ -17,10 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model, Take
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)

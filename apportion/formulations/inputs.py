@@ -10,9 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.errors import FieldError, InputError
-
-IntArray = NDArray[np.int64]
 
 
 def require_job_field(

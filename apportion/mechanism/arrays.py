@@ -20,14 +20,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.mechanism.types import PairShare
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Snapshot, node_type
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from apportion.mechanism.arrays import Combos, FloatArray
+from apportion.mechanism.arrays import Combos
 from apportion.mechanism.priority import Chosen, Selection
+from apportion.solver.arraytypes import FloatArray
 
 
 def backfill(

@@ -20,8 +20,9 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 
-from apportion.mechanism.arrays import Cluster, Combos, IntArray
+from apportion.mechanism.arrays import Cluster, Combos
 from apportion.mechanism.priority import Chosen
+from apportion.solver.arraytypes import IntArray
 
 Placement = dict[str, int]
 

@@ -41,7 +41,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from apportion.mechanism.arrays import Cluster, Combos, FloatArray, IntArray
+from apportion.mechanism.arrays import Cluster, Combos
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 
 def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> float:

@@ -43,12 +43,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from apportion.mechanism.arrays import Cluster, Combos, FloatArray, combos, targets
+from apportion.mechanism.arrays import Cluster, Combos, combos, targets
 from apportion.mechanism.backfill import backfill
 from apportion.mechanism.checks import round_errors
 from apportion.mechanism.placement import place
 from apportion.mechanism.priority import Order, Rule, Selection, elapsed_time, priorities, select
 from apportion.mechanism.types import Assignment, PairShare, Round
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.errors import InputError
 from apportion.solver.result import SolveResult
 from apportion.solver.snapshot import Snapshot

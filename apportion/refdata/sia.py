@@ -27,12 +27,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.refdata import SOURCE
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 DATA = SOURCE / "sia"
 MODELS = ("bert", "cifar10", "deepspeech2", "imagenet", "yolov3")

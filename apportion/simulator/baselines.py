@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from apportion.simulator.clients import Answer, Request
-from apportion.simulator.state import FloatArray, IntArray, JobTable
+from apportion.simulator.state import JobTable
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 Key = Callable[[JobTable, IntArray, Mapping[str, Any]], FloatArray]
 

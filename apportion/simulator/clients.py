@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from apportion.simulator.state import IntArray, JobTable
+from apportion.simulator.state import JobTable
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.status import Status
 
 if TYPE_CHECKING:

@@ -18,15 +18,8 @@ import numpy as np
 import pandas as pd
 
 from apportion.simulator.snapshots import isolated_throughput
-from apportion.simulator.state import (
-    ACTIVE,
-    DONE,
-    FUTURE,
-    UNSERVABLE,
-    FloatArray,
-    JobTable,
-    active_time,
-)
+from apportion.simulator.state import ACTIVE, DONE, FUTURE, UNSERVABLE, JobTable, active_time
+from apportion.solver.arraytypes import FloatArray
 
 if TYPE_CHECKING:
     from apportion.simulator.enact.common import CallLog

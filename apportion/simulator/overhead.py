@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the configuration imports this module: it stays free of numpy
-    from apportion.simulator.state import FloatArray, IntArray
+    from apportion.solver.arraytypes import FloatArray, IntArray
 
 #: Chronus's simulator (`CHECKPOINT_OVER_HEAD + RESUME_OVER_HEAD` minutes per resume, times
 #: 1 + log2 of the job's GPUs).

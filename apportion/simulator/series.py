@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from apportion.simulator.state import FloatArray, IntArray, Running, Step
+from apportion.simulator.state import Running, Step
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 
 @dataclass

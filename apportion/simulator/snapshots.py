@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from apportion.simulator.state import FloatArray, IntArray, JobTable
+from apportion.simulator.state import JobTable
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 FTF_POLICIES = frozenset({"finish_time_fairness", "ftf", "themis", "finish_time_fairness_agnostic"})
 HIERARCHICAL = frozenset({"hierarchical", "hierarchical_fairness", "hierarchical_max_min_fairness"})

@@ -12,10 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.simulator.trace import Trace
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 
 FUTURE, ACTIVE, DONE, UNSERVABLE = 0, 1, 2, 3
 #: A completion this close to the end of an interval counts as inside it (float round-off on

@@ -9,15 +9,10 @@ from itertools import chain
 from operator import attrgetter
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.snapshot import Job, Snapshot
 from apportion.solver.snapshot.columns import JobColumns
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
-
 
 _NAMES = (
     "id",

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Feature, Solution
 from apportion.solver.context import SolveContext
 from apportion.solver.model import Block
@@ -23,8 +24,6 @@ from apportion.solver.status import IMPLIED, Status, Termination
 # convention (∂objective/∂bound, reduced costs c − Aᵀy) in the model's units; a stage's `scale`
 # turns one unit of the model's objective into the policy's own, so a shadow price is always
 # "objective gained per extra GPU" in the objective the user reads.
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True, eq=False)

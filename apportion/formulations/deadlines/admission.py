@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import Field
 
 from apportion.formulations.deadlines import report as deadline_report
@@ -39,6 +38,7 @@ from apportion.formulations.deadlines.one_by_one import one_by_one
 from apportion.formulations.deadlines.pricing import weighted
 from apportion.formulations.deadlines.problem import LeaseProblem, lease_problem
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext
 from apportion.solver.options import PolicyOptions
@@ -46,7 +46,6 @@ from apportion.solver.policy import Outcome, Policy, PolicyDefaults
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status
 
-IntArray = NDArray[np.int64]
 Objective = Literal["satisfaction", "value"]
 
 #: Defaults when the request sets no limit: they keep a Philly-scale request (120 nodes, 400 SLO

@@ -26,13 +26,10 @@ model.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.lease_plan import LeasePlan, fits, latest, take
 from apportion.formulations.deadlines.problem import LeaseProblem
-
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import BoolArray, IntArray
 
 
 def windows(problem: LeaseProblem, plan: LeasePlan, keep: BoolArray, horizon: int) -> IntArray:

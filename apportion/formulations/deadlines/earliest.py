@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.bounds import energy_admits, packed_late, repair
 from apportion.formulations.deadlines.lease_milp import build
@@ -38,11 +37,9 @@ from apportion.formulations.deadlines.lease_plan import (
     plan_violations,
 )
 from apportion.formulations.deadlines.problem import LeaseProblem
+from apportion.solver.arraytypes import BoolArray, IntArray
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.status import Status
-
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 class Proof(Enum):

@@ -20,17 +20,15 @@ this lease on spare GPUs, else `capacity`.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.decision import Admission, LeaseRun
 from apportion.formulations.deadlines.earliest import Earliest, check, earliest, fits_by, room_left
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.formulations.deadlines.report import cannot_fit, slot_list
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.context import SolveContext, TimeBudget
 from apportion.solver.explain import DecisionEvidence, Reason
 from apportion.solver.result import Metric
-
-IntArray = NDArray[np.int64]
 
 NOTE = (
     "reasons read from the returned lease plan; the earliest deadline of a rejected job is the "

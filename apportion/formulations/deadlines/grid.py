@@ -43,13 +43,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Snapshot
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 #: Slack on ⌈E/ℓ⌉ and ⌊(d − start)/ℓ⌋ so that 3600 s / 1200 s is 3 leases, not 4.
 ROUNDING = 1e-9

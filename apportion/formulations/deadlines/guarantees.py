@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.lease_milp import LeaseModel, build
 from apportion.formulations.deadlines.lease_plan import LeasePlan, plan_violations
 from apportion.formulations.deadlines.problem import LeaseProblem
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Sense
 from apportion.solver.status import Status
-
-IntArray = NDArray[np.int64]
 
 
 def fewest_broken(problem: LeaseProblem, jobs: IntArray, ctx: SolveContext) -> LeasePlan | None:

@@ -31,14 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.lease_plan import LeasePlan, best_value_per_job, pack
 from apportion.formulations.deadlines.problem import LeaseProblem
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model, Sense, Take
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: At most this many energy rows (they are dense: one coefficient per option row).
 MAX_ENERGY_ROWS = 96

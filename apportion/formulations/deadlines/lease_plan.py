@@ -15,9 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.problem import LeaseProblem
-
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import BoolArray, IntArray
 
 
 @dataclass

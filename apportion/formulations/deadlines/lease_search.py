@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.lease_milp import build
 from apportion.formulations.deadlines.lease_plan import (
@@ -26,11 +25,10 @@ from apportion.formulations.deadlines.lease_plan import (
     plan_violations,
 )
 from apportion.formulations.deadlines.problem import LeaseProblem
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.status import Status, Termination, relative_gap
-
-IntArray = NDArray[np.int64]
 
 #: Up to this many slot variables the full MILP runs directly (it solves such models in well
 #: under a second); beyond, the restricted sub-MILP runs first.

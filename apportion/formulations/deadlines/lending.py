@@ -28,17 +28,13 @@ needs them). The caller may run it on until then; the guarantees hold either way
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.decision import LeaseRun
 from apportion.formulations.deadlines.grid import level_capacity
 from apportion.formulations.deadlines.lease_plan import LeasePlan
 from apportion.formulations.deadlines.packing import Placement, fill, place_consolidated, shrink
 from apportion.formulations.deadlines.problem import LeaseProblem
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 #: Seconds of slack on "can still meet a deadline" (float round-off on sums of seconds).
 TOLERANCE = 1e-6

@@ -19,7 +19,6 @@ small job for two later ones, and the greedy repacking misses plans the MILP fin
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.decision import Admission
 from apportion.formulations.deadlines.guarantees import fewest_broken
@@ -32,10 +31,9 @@ from apportion.formulations.deadlines.lease_plan import (
 )
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.formulations.deadlines.report import broken_jointly
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.status import Status
-
-IntArray = NDArray[np.int64]
 
 
 def one_by_one(

@@ -10,9 +10,9 @@ room for the whole job; multiples of G only ever see full or empty nodes.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
-IntArray = NDArray[np.int64]
+from apportion.solver.arraytypes import IntArray
+
 Placement = dict[int, int]  # node index → GPUs
 
 

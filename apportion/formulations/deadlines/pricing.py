@@ -23,11 +23,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.problem import LeaseProblem
-
-FloatArray = NDArray[np.float64]
+from apportion.solver.arraytypes import FloatArray
 
 
 def best_values(problem: LeaseProblem) -> FloatArray:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.deadlines.grid import (
     ROUNDING,
@@ -25,16 +24,13 @@ from apportion.formulations.deadlines.grid import (
     read_holdings,
     size_ladder,
 )
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.snapshot.deadlines import JobClass
 from apportion.solver.snapshot.jobs import job_class
 from apportion.solver.snapshot.nodes import Node
 from apportion.solver.snapshot.view import node_type
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 __all__ = ["ROUNDING", "LeaseProblem", "lease_problem", "round_up", "size_ladder"]
 

@@ -14,17 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.goodput import JobModel, PerfParams, best_batch
 from apportion.formulations.elastic.shapes import shapes_by_type, type_nodes
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.snapshot.elastic import Configuration, Elastic, GoodputModel
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 NOT_ELASTIC = "not an elastic job: it lists no configurations (`elastic`)"
 NO_GOODPUT = "no configuration with a positive goodput"

@@ -16,9 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.formulations.elastic.candidates import ElasticJobs
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 
 @dataclass(frozen=True)

@@ -14,19 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.candidates import NO_GOODPUT, NOT_ELASTIC, ElasticJobs
 from apportion.formulations.elastic.integral import prepare, solve_again
 from apportion.formulations.elastic.model import Presolve
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.explain.codes import Reason
 from apportion.solver.policy import DecisionEvidence
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 Metric = float | int | str | bool | None
 
 NOTE = (

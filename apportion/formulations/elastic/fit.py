@@ -22,13 +22,12 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 from threadpoolctl import ThreadpoolController
 
 from apportion.formulations.elastic.goodput import EPSILON, PerfParams, compute_time, network_time
-
-FloatArray = NDArray[np.float64]
+from apportion.solver.arraytypes import FloatArray
 
 FLOOR = 1e-8
 START = np.array([1e-1, 1e-2, 1e-1, 1e-2, 1e-1, 1e-2, 1.0 + 1e-3])

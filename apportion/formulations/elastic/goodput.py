@@ -27,10 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 EPSILON = 1e-8  # the network time of a single replica, and the floor of a retrogression term
 BATCH_POINTS = 50  # global batch sizes tried per configuration

@@ -6,20 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.candidates import ElasticJobs
 from apportion.formulations.elastic.classes import merge
 from apportion.formulations.elastic.model import ChoiceModel, Presolve, build, chosen
 from apportion.formulations.elastic.search import solve_guided
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext
 from apportion.solver.status import Status, Termination
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass

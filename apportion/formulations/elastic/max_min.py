@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import Field
 
 from apportion.formulations.elastic.candidates import ElasticJobs, collect
@@ -37,7 +36,6 @@ from apportion.solver.snapshot import Snapshot
 from apportion.solver.sparse import sp
 from apportion.solver.status import Status
 
-FloatArray = NDArray[np.float64]
 NAME = "elastic_max_min"
 #: The Pareto stage keeps every job within this (relative) of the max-min level.
 LEVEL_TOLERANCE = 1e-7

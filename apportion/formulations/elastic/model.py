@@ -18,16 +18,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.candidates import ElasticJobs
 from apportion.formulations.elastic.classes import Classes
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Scalar, Solution
 from apportion.solver.model import Block, Model
 from apportion.solver.sparse import sp
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: `auto`: the setting measured best on these models, per backend (HiGHS: presolve off; it
 #: spends more than the whole solve on a model that closes at the root); `on`/`off` force it.

@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.candidates import ElasticJobs, collect
 from apportion.formulations.elastic.evidence import integral_evidence
@@ -33,6 +32,7 @@ from apportion.formulations.elastic.model import Presolve
 from apportion.formulations.elastic.options import TuningOptions
 from apportion.formulations.elastic.outcome import integral_outcome
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.errors import FieldError, InputError
@@ -41,8 +41,6 @@ from apportion.solver.policy import Outcome, Policy, PolicyDefaults
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status
 
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 NAME = "ones"
 DONE = "no work left (`remaining` is 0)"
 

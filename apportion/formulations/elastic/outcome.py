@@ -15,11 +15,9 @@ from numpy.typing import NDArray
 
 from apportion.formulations.elastic.candidates import ElasticJobs
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 WAITING = "no configuration this round: the GPUs it could use went to other jobs"
 

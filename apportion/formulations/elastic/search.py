@@ -13,16 +13,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.model import ChoiceModel
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import LpMethod, Scalar, Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Model, Sense
 from apportion.solver.sparse import sp
 from apportion.solver.status import Status, Termination, relative_gap
 
-FloatArray = NDArray[np.float64]
 #: A column of the LP this close to a whole number is whole.
 INTEGRAL = 1e-9
 #: HiGHS's own primal heuristics, off when a start comes from the LP (see the module).

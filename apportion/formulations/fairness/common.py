@@ -6,19 +6,16 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import Field
 
 from apportion.formulations.fairness.share_input import Entities, ShareInput, share_input
 from apportion.formulations.fairness.share_lp import ShareStructure
 from apportion.formulations.fairness.space_sharing import SpaceSharingOptions, check_space_sharing
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.backends import LpMethod
 from apportion.solver.context import SolveContext
 from apportion.solver.snapshot import Snapshot
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 # Measured on the benchmark family: the LP is degenerate, so dual simplex crawls beyond a few
 # thousand variables while interior point (with crossover, for an exact vertex) stays fast.

@@ -16,17 +16,15 @@ much the objective, measured against today's equal shares, gains per extra GPU o
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.fairness.levels import Levels
 from apportion.formulations.fairness.pareto import COST_SCALE
 from apportion.formulations.fairness.share_input import ShareInput
 from apportion.formulations.fairness.share_lp import ShareBlocks, ShareStructure
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import Solution
 from apportion.solver.policy import AllocationEvidence, LpStage
-
-FloatArray = NDArray[np.float64]
 
 MAX_MIN = "max-min"
 PARETO = "pareto"

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.fairness.common import (
     FairnessOptions,
@@ -32,13 +31,11 @@ from apportion.formulations.fairness.run import solve_levels
 from apportion.formulations.fairness.share_input import Entities, share_input
 from apportion.formulations.fairness.share_lp import ShareStructure
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.context import SolveContext
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.policy import Outcome, Policy
 from apportion.solver.snapshot import Snapshot
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 
 class HierarchicalOptions(FairnessOptions):

@@ -18,7 +18,6 @@ from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.fairness.pareto import as_floors, total_share_costs
 from apportion.formulations.fairness.share_lp import (
@@ -30,12 +29,11 @@ from apportion.formulations.fairness.share_lp import (
     level_scale,
     share_level_coefficients,
 )
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import LpMethod, Solution
 from apportion.solver.context import RecordedSession, SolveContext, SolveRequest
 from apportion.solver.model import INF, Block, Sense
 from apportion.solver.status import Status
-
-FloatArray = NDArray[np.float64]
 
 
 class LevelSolver(Protocol):

@@ -44,11 +44,9 @@ from apportion.formulations.fairness.level_solvers import LevelSolver
 from apportion.formulations.fairness.pareto import ceiling
 from apportion.formulations.fairness.share_lp import LevelState, ShareStructure
 from apportion.formulations.fairness.share_result import exact_values, resource_matrices
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.backends import Solution
 from apportion.solver.status import Status
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 # (share-row dual relative to the largest, share slack relative to the level) to call a group
 # a bottleneck: simplex duals are exact to round-off; interior points only approach the face.

@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.fairness.share_lp import LevelState, ShareStructure
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import FloatArray
 
 #: Floors sit this far (relative) below the level they keep: an interior point satisfies its
 #: rows only to its tolerance, so a floor exactly at its own optimum can read as infeasible.

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.allocation import JobGroups
 from apportion.formulations.fairness.share_lp import ShareStructure
@@ -18,11 +17,8 @@ from apportion.formulations.fairness.space_sharing import (
     usable_pairs,
 )
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Snapshot
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass(frozen=True)

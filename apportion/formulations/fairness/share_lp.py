@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.allocation import Allocation, JobGroups, add_allocation
 from apportion.formulations.fairness.space_sharing import PairClasses
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.backends import Solution
 from apportion.solver.model import (
     INF,
@@ -57,10 +57,6 @@ from apportion.solver.model import (
     Sense,
     Take,
 )
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,12 +29,10 @@ from pydantic import Field
 
 from apportion.formulations.allocation import JobGroups
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.errors import InputError
 from apportion.solver.options import PolicyOptions
 from apportion.solver.snapshot import Snapshot
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)

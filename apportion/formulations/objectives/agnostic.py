@@ -17,12 +17,11 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.errors import InputError
 
-FloatArray = NDArray[np.float64]
 AgnosticDefinition = Literal["usable", "gavel"]
 
 

@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.allocation import Allocation, add_allocation
 from apportion.formulations.objectives.demand_groups import (
@@ -43,13 +42,11 @@ from apportion.formulations.objectives.demand_groups import (
     refine,
     split_groups,
 )
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import LpMethod, Solution
 from apportion.solver.context import RecordedSession, SolveContext, SolveRequest
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.status import Status
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 # HiGHS's simplex wins on small grouped models (an exact vertex), an interior point on large
 # ungrouped ones, where the simplex's iteration count grows with the jobs (the `objectives`

@@ -19,11 +19,8 @@ straddle an interval end make the aggregate rows a relaxation only; `refine` spl
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 
 # Demands this close (relative to the class's fastest throughput) to an interval end may sit on
 # either side: the split is exact on the closed interval, and LP round-off is far smaller.

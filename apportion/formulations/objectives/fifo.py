@@ -35,11 +35,11 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import Field
 
 from apportion.formulations.inputs import require_job_field
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy
@@ -48,9 +48,6 @@ from apportion.solver.status import Status
 
 NAME = "fifo"
 Mode = Literal["strict", "backfill", "gavel"]
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 # What happened to each job of the queue.
 PLACED, NO_ROOM, NO_GAIN, BEHIND = 0, 1, 2, 3

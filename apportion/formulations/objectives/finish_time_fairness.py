@@ -45,6 +45,7 @@ from apportion.formulations.objectives.demand import (
 )
 from apportion.formulations.objectives.spare import fill_spare
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext
 from apportion.solver.model import Sense
@@ -53,7 +54,6 @@ from apportion.solver.policy import Outcome, Policy
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status, Termination, relative_gap
 
-FloatArray = NDArray[np.float64]
 NAME = "finish_time_fairness"
 TARGET_GAP = 1e-8  # stop refining here ...
 OPTIMAL_GAP = 1e-6  # ... and call the answer optimal within this

@@ -14,7 +14,6 @@ returned allocation.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.allocation import (
     JobGroups,
@@ -23,13 +22,13 @@ from apportion.formulations.allocation import (
     repair_allocation,
 )
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import LpMethod, Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Model, Sense
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
 
-FloatArray = NDArray[np.float64]
 REPAIR_TOLERANCE = 1e-6
 # Large distinct-job models go to an interior point, whose iterations do not grow with the jobs
 # as the simplex's do; merged Gavel-type mixes stay tiny and go to simplex for an exact vertex

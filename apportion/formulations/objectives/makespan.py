@@ -49,6 +49,7 @@ from apportion.formulations.objectives.demand import (
 )
 from apportion.formulations.objectives.spare import normalized_value
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import SolveContext
 from apportion.solver.model import Sense
 from apportion.solver.options import PolicyOptions
@@ -56,7 +57,6 @@ from apportion.solver.policy import Outcome, Policy
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status
 
-FloatArray = NDArray[np.float64]
 NAME = "makespan"
 CERTIFY_TOLERANCE = 1e-6
 

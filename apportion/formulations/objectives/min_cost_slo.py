@@ -37,6 +37,7 @@ from apportion.formulations.objectives.demand import (
 )
 from apportion.formulations.objectives.slo_milp import Candidates, choose
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Feature, Solution
 from apportion.solver.context import SolveContext
 from apportion.solver.errors import InputError
@@ -46,8 +47,6 @@ from apportion.solver.policy import Outcome, Policy
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.status import Status
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 NAME = "min_cost_slo"
 SLO_TOLERANCE = 1e-6  # relative shortfall of eff_j below d_j still counted as met (round-off)
 BEST_EFFORT = "no deadline: the cheapest allocation gives jobs without an SLO no time"

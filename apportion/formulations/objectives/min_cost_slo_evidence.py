@@ -21,19 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.objectives.slo_milp import VALUE_GAP
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.explain import DecisionEvidence, Reason
 from apportion.solver.model import Model, Sense, Take
 from apportion.solver.result import Metric
 from apportion.solver.status import Status
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 NOTE = (
     "reasons read from the allocation; an SLO given up is compared with the best answer that "

@@ -38,13 +38,11 @@ from apportion.formulations.objectives.demand_groups import (
     refine,
     split_groups,
 )
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.status import Status
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 VALUE_GAP = 1e-9  # phase 1 must be exact: which SLOs are met is the answer
 COST_GAP = 1e-6  # phase 2: cost within 1e-6 (relative) of the optimum

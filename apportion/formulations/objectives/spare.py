@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.objectives.demand import (
     DemandJobs,
@@ -34,10 +33,9 @@ from apportion.formulations.objectives.demand import (
     initial_groups,
     solve_demand_lp,
 )
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import SolveContext
 from apportion.solver.model import Sense
-
-FloatArray = NDArray[np.float64]
 
 
 def normalized_value(throughput: FloatArray, capacity: FloatArray) -> FloatArray:

@@ -16,16 +16,13 @@ medium instances; the worst-co-runner penalty is the scalable one.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.model import Placement, matrix
 from apportion.formulations.placement.running import running_pieces
 from apportion.formulations.placement.worst import Penalty
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model, Take
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def running_constant(inst: Instance) -> float:

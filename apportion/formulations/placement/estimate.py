@@ -17,16 +17,14 @@ leftovers. Without level counters or co-location indicators it is a small packin
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.pooled.counters import Counters
 from apportion.formulations.placement.pooled.families import families
 from apportion.formulations.placement.pooled.model import Pooled, placement_rows
 from apportion.formulations.placement.running import running_floor, running_pieces, running_worst
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.model import Model, Sense
-
-FloatArray = NDArray[np.float64]
 
 
 def piece_costs(inst: Instance) -> FloatArray:

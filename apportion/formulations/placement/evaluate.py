@@ -21,11 +21,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance, Started
-
-FloatArray = NDArray[np.float64]
+from apportion.solver.arraytypes import FloatArray
 
 
 @dataclass

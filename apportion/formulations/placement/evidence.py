@@ -16,18 +16,15 @@ A job with no positive throughput on any GPU type gets `no_throughput`.
 
 from __future__ import annotations
 
-import numpy as np
-from numpy.typing import NDArray
-
 from apportion.formulations.placement.evaluate import Evaluation, evaluate
 from apportion.formulations.placement.greedy import single_starts
 from apportion.formulations.placement.instance import Instance, Started
 from apportion.formulations.placement.options import ContentionPlacementOptions
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.explain.codes import Reason
 from apportion.solver.policy import DecisionEvidence
 from apportion.solver.status import Status
 
-IntArray = NDArray[np.int64]
 Detail = dict[str, float | int | str | bool | None]
 
 NOTE = "reasons read from the placement and the contention table, not from duals"

@@ -7,14 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model, Take
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass

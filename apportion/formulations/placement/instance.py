@@ -17,11 +17,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.formulations.placement.contention import Config, ContentionLookup, Lookup
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.snapshot import Job, Snapshot
 from apportion.solver.snapshot.view import node_type
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 Shape = tuple[int, int]  # (nodes, GPUs per node)
 #: A placement of candidates: job index → (option row, node indices).

@@ -27,10 +27,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from apportion.formulations.placement.instance import Instance, Started
 from apportion.formulations.placement.reference import MeanLoss
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.model import Block, Model, Take
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def matrix(

@@ -14,10 +14,8 @@ from apportion.formulations.placement.model import Placement, add_placement
 from apportion.formulations.placement.options import ContentionPlacementOptions
 from apportion.formulations.placement.reference import add_mean_loss, loss_start
 from apportion.formulations.placement.worst import Penalty, add_worst
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Model, Sense
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def build(

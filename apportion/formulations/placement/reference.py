@@ -30,14 +30,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.evaluate import evaluate
 from apportion.formulations.placement.instance import Instance, Started
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass

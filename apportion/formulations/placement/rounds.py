@@ -21,11 +21,10 @@ from apportion.formulations.placement.pooled.model import Pooled
 from apportion.formulations.placement.pooled.model import build as pooled_model
 from apportion.formulations.placement.tuning import HIGHS_OPTIONS
 from apportion.formulations.placement.worst import unmodeled_pairs
+from apportion.solver.arraytypes import BoolArray
 from apportion.solver.backends import Scalar
 from apportion.solver.context import SolveContext, SolveRequest, TimeBudget
 from apportion.solver.status import Status, relative_gap
-
-BoolArray = NDArray[np.bool_]
 
 # HiGHS's defaults for "optimal": relative gap 1e-4 unless the user sets one, absolute 1e-6.
 DEFAULT_GAP = 1e-4

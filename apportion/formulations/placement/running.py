@@ -15,10 +15,8 @@ from numpy.typing import NDArray
 from apportion.formulations.placement.indexed import Indexed
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.model import Placement, matrix
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model, Take
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def running_floor(inst: Instance) -> FloatArray:

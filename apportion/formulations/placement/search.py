@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.answer import Answer, check_feasible
 from apportion.formulations.placement.evaluate import evaluate
@@ -37,11 +36,10 @@ from apportion.formulations.placement.rounds import pooled_rounds, worth_startin
 from apportion.formulations.placement.start import first_incumbent
 from apportion.formulations.placement.tuning import HIGHS_OPTIONS
 from apportion.formulations.placement.worst import unmodeled_pairs
+from apportion.solver.arraytypes import BoolArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext, SolveRequest, TimeBudget
 from apportion.solver.status import Status, Termination, relative_gap
-
-BoolArray = NDArray[np.bool_]
 
 SHARE_LEFT = 0.1  # the per-candidate model starts only with this share of a limit left
 

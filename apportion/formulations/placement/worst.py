@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.indexed import Indexed, indexed
 from apportion.formulations.placement.instance import Instance, Started
@@ -44,11 +43,8 @@ from apportion.formulations.placement.running import (
     running_rows,
     running_worst,
 )
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model, Take
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from apportion.formulations.tiresias.greedy import Decision
-from apportion.formulations.tiresias.instance import FloatArray, Instance, IntArray
+from apportion.formulations.tiresias.instance import Instance
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.sparse import sp
 

@@ -22,11 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.snapshot.service import ServiceDistribution
-
-FloatArray = NDArray[np.float64]
 
 #: Jobs × support points evaluated per block of the supremum (bounds the memory of one pass).
 BLOCK = 4_000_000

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from apportion.formulations.tiresias.instance import BoolArray, Instance, IntArray
+from apportion.formulations.tiresias.instance import Instance
 from apportion.formulations.tiresias.placing import Pieces, consolidated, into_holes, take
+from apportion.solver.arraytypes import BoolArray, IntArray
 
 
 @dataclass

@@ -13,16 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.errors import InputError
 from apportion.solver.snapshot import Snapshot
 from apportion.solver.snapshot.view import node_type
 from apportion.solver.sparse import sp
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass

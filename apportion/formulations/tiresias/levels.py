@@ -15,9 +15,10 @@ import numpy as np
 
 from apportion.formulations.tiresias.admission import Columns, build
 from apportion.formulations.tiresias.greedy import Decision, node_free
-from apportion.formulations.tiresias.instance import FloatArray, Instance, IntArray
+from apportion.formulations.tiresias.instance import Instance
 from apportion.formulations.tiresias.placing import into_holes, take
 from apportion.formulations.tiresias.queues import Queues
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Block

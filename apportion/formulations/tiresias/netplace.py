@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from apportion.formulations.tiresias.greedy import Decision, node_free
-from apportion.formulations.tiresias.instance import FloatArray, Instance, IntArray
+from apportion.formulations.tiresias.instance import Instance
 from apportion.formulations.tiresias.placing import into_holes, take
 from apportion.formulations.tiresias.traffic import (
     Placed,
@@ -23,6 +23,7 @@ from apportion.formulations.tiresias.traffic import (
     place,
     ps_loads,
 )
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status

@@ -12,9 +12,9 @@ pays).
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
-IntArray = NDArray[np.int64]
+from apportion.solver.arraytypes import IntArray
+
 Pieces = dict[int, int]  # node index → GPUs
 
 

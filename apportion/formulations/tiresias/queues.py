@@ -14,11 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 
 
 @dataclass(frozen=True)

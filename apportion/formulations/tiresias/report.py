@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from apportion.formulations.tiresias.greedy import Decision
-from apportion.formulations.tiresias.instance import BoolArray, Instance, IntArray
+from apportion.formulations.tiresias.instance import Instance
 from apportion.formulations.tiresias.placing import fits_consolidated
 from apportion.formulations.tiresias.queues import Queues
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, IntArray
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from apportion.formulations.tiresias.greedy import greedy
-from apportion.formulations.tiresias.instance import FloatArray, IntArray, build_instance
+from apportion.formulations.tiresias.instance import build_instance
 from apportion.formulations.tiresias.levels import Solved, admit
 from apportion.formulations.tiresias.netplace import place_in_turn, regroup, with_network
 from apportion.formulations.tiresias.options import TiresiasOptions
@@ -22,6 +22,7 @@ from apportion.formulations.tiresias.queues import (
 )
 from apportion.formulations.tiresias.report import Report, outcome_from
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.policy import Outcome
 from apportion.solver.snapshot import Snapshot

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from apportion.formulations.tiresias.instance import FloatArray, IntArray
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.sparse import sp

@@ -16,10 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from apportion.formulations.tiresias.gittins_index import Distribution
-from apportion.formulations.tiresias.instance import FloatArray, IntArray
 from apportion.formulations.tiresias.options import GittinsOptions
 from apportion.formulations.tiresias.run import run_tiresias
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext
 from apportion.solver.errors import InputError

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from apportion.formulations.tiresias.instance import FloatArray, IntArray
 from apportion.formulations.tiresias.options import TiresiasOptions
 from apportion.formulations.tiresias.run import run_tiresias
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext
 from apportion.solver.policy import Outcome, Policy, PolicyDefaults

@@ -34,15 +34,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.elastic.goodput import throughput
 from apportion.mechanism.elastic import Want, place
 from apportion.refdata.sia import ClusterSpec
 from apportion.simulator.elastic.engine import Decision, node_list
 from apportion.simulator.elastic.jobs import ElasticJob
+from apportion.solver.arraytypes import IntArray
 
-IntArray = NDArray[np.int64]
 IDLE = -1
 
 

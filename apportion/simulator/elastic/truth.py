@@ -14,12 +14,11 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy.interpolate import LinearNDInterpolator
 
 from apportion.refdata.sia import Profile, profile
+from apportion.solver.arraytypes import FloatArray
 
-FloatArray = NDArray[np.float64]
 #: Sia interpolates over at most this many nodes (its profiles measured up to 16).
 NODE_CAP = 16
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from apportion.simulator.clients import Answer
 from apportion.simulator.overhead import Overhead
-from apportion.simulator.state import FloatArray, IntArray, JobTable, Running
+from apportion.simulator.state import JobTable, Running
+from apportion.solver.arraytypes import FloatArray, IntArray
 
 Placement = dict[str, int]
 

@@ -42,7 +42,8 @@ from apportion.simulator.enact.common import (
 )
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.snapshots import Held, lease_snapshot
-from apportion.simulator.state import EPS, IntArray, JobTable, Running, Step
+from apportion.simulator.state import EPS, JobTable, Running, Step
+from apportion.solver.arraytypes import IntArray
 
 #: Leases an idle cluster waits for a guaranteed job's reserved slot before giving up (the
 #: admission policy's default planning horizon).

@@ -24,7 +24,8 @@ from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact.common import CallLog, Holdings, Placement, running_from
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.snapshots import rounds_snapshot
-from apportion.simulator.state import IntArray, JobTable, Running, Step
+from apportion.simulator.state import JobTable, Running, Step
+from apportion.solver.arraytypes import IntArray
 
 
 class RoundsEnactor:

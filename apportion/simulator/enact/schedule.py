@@ -25,7 +25,8 @@ from apportion.simulator.enact.common import (
     running_from,
 )
 from apportion.simulator.enact.service import ServiceClock
-from apportion.simulator.state import IntArray, JobTable, Running, Step
+from apportion.simulator.state import JobTable, Running, Step
+from apportion.solver.arraytypes import IntArray
 
 
 class ScheduleEnactor:

@@ -18,7 +18,8 @@ import numpy as np
 
 from apportion.simulator.clients import Answer
 from apportion.simulator.snapshots import cluster_part
-from apportion.simulator.state import IntArray, JobTable, Running, Step
+from apportion.simulator.state import JobTable, Running, Step
+from apportion.solver.arraytypes import IntArray
 
 
 class ServiceClock:

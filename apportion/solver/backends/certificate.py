@@ -28,11 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends.verify import violation
 from apportion.solver.model import CompiledModel, Sense
 from apportion.solver.status import relative_gap
-
-FloatArray = NDArray[np.float64]
 
 #: Objective and bound both within this of 0, relative to the largest cost, prove an optimum
 #: of 0 (the relative gap has no meaning there: any rounding above 0 would read as infinite).

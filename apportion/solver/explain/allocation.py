@@ -16,13 +16,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.explain.codes import Reason
 from apportion.solver.explain.words import JobFacts, group_texts
 from apportion.solver.policy import AllocationEvidence, LpStage
 from apportion.solver.result import GpuTypeExplanation, JobExplanation
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 #: A row holds the answer when its dual, in the model's own units (rows of order 1, as the
 #: formulations scale them), moves the objective by more than this fraction of its value per

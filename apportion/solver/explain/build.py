@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.explain.allocation import (
     data_reasons,
     gpu_explanations,
@@ -17,8 +18,6 @@ from apportion.solver.explain.allocation import (
 from apportion.solver.explain.codes import Reason
 from apportion.solver.policy import AllocationEvidence, DecisionEvidence, Evidence
 from apportion.solver.result import Explanation, JobExplanation, Metric, StageInfo
-
-FloatArray = NDArray[np.float64]
 
 NO_EVIDENCE = "this policy hands no evidence to explain its answer: only data reasons are given"
 NO_DUALS = "the solver reported no duals for the final model: per-job reasons are unavailable"

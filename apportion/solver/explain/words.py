@@ -9,12 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.explain.codes import Reason
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 #: Reduced costs below this fraction of the largest in the stage read as 0 (round-off).
 COST_TOLERANCE = 1e-7

@@ -20,14 +20,12 @@ from itertools import chain, repeat
 from typing import Any, overload
 
 import numpy as np
-from numpy.typing import NDArray
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.errors import InputError
 from apportion.solver.snapshot.jobs import Job
 from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE, Flag, Name
-
-FloatArray = NDArray[np.float64]
 
 #: Real-valued job fields besides `weight` (`Positive`): `NonNegative` ones, `Finite` ones.
 NON_NEGATIVE = (

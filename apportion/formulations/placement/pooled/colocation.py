@@ -16,16 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.model import matrix
 from apportion.formulations.placement.pooled.families import Families
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass

@@ -12,15 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.model import matrix
 from apportion.formulations.placement.pooled.colocation import Colocation
 from apportion.formulations.placement.pooled.met import Met
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass

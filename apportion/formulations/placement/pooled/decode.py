@@ -5,17 +5,14 @@ members taking the jobs in order."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance, Started
 from apportion.formulations.placement.pooled.families import Families
 from apportion.formulations.placement.pooled.grouping import group_pieces
 from apportion.formulations.placement.pooled.model import Pooled
 from apportion.formulations.placement.running import running_worst
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def decode(

@@ -13,10 +13,8 @@ from apportion.formulations.placement.pooled.decode import piece_worst
 from apportion.formulations.placement.pooled.families import Families
 from apportion.formulations.placement.pooled.model import Pooled
 from apportion.formulations.placement.reference import loss_start
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 def encode(inst: Instance, pooled: Pooled, started: Started) -> tuple[IntArray, FloatArray]:

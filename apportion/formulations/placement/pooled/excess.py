@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.model import matrix
@@ -34,11 +33,8 @@ from apportion.formulations.placement.pooled.families import Families
 from apportion.formulations.placement.pooled.met import met_cells, met_rounded_rows
 from apportion.formulations.placement.pooled.slots import slot_rows
 from apportion.formulations.placement.running import running_worst
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 
 def own_rows(

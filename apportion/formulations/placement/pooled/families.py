@@ -11,11 +11,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
-
-IntArray = NDArray[np.int64]
+from apportion.solver.arraytypes import IntArray
 
 
 @dataclass

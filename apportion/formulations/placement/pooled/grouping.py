@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.model import matrix
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.options import SolveOptions
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 # Grouping a family's pieces into jobs is a tiny MILP, but a family of many jobs can make it
 # slow; past this the best grouping found (or a round-robin deal) is used. A worse grouping only

@@ -14,15 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.model import matrix
 from apportion.formulations.placement.pooled.colocation import Colocation, Triggers
 from apportion.formulations.placement.pooled.families import Families
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass

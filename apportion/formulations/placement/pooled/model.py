@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.model import matrix
@@ -29,10 +28,8 @@ from apportion.formulations.placement.pooled.families import Families, families
 from apportion.formulations.placement.pooled.running import running_rows
 from apportion.formulations.placement.reference import MeanLoss, add_mean_loss
 from apportion.formulations.placement.running import running_floor
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.model import Block, Model, Sense
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 
 @dataclass

@@ -9,16 +9,14 @@ the CS(α_r | α_f) above K_r (`counters`),
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.instance import Instance
 from apportion.formulations.placement.model import matrix
 from apportion.formulations.placement.pooled.counters import Counters, chain_rows, levels
 from apportion.formulations.placement.pooled.families import Families
 from apportion.formulations.placement.running import running_floor
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.model import Block, Model
-
-IntArray = NDArray[np.int64]
 
 
 def running_rows(model: Model, inst: Instance, fam: Families, u: Block) -> Counters:

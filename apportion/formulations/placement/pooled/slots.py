@@ -21,10 +21,8 @@ from numpy.typing import NDArray
 from apportion.formulations.placement.model import matrix
 from apportion.formulations.placement.pooled.families import Families
 from apportion.formulations.placement.pooled.met import Met
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.model import Block, Model
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 
 @dataclass

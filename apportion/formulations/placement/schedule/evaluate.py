@@ -15,12 +15,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.formulations.placement.schedule.model import STAY_BONUS
+from apportion.solver.arraytypes import FloatArray
 
-FloatArray = NDArray[np.float64]
 Decision = dict[int, tuple[int, list[int]]]  # job position → (choice, node indices)
 
 

@@ -13,13 +13,9 @@ from __future__ import annotations
 from itertools import combinations, islice
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.schedule.evaluate import Decision
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 ENUMERATE = 64  # node sets tried exhaustively per shape, at most
 

@@ -26,12 +26,10 @@ from apportion.formulations.placement.contention import Config, ContentionLookup
 from apportion.formulations.placement.instance import allowed_shapes
 from apportion.formulations.placement.options import ContentionPlacementOptions
 from apportion.formulations.placement.schedule.priority import level_base, priority_levels
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Job, Snapshot
 from apportion.solver.snapshot.view import node_type
 
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 ObjectArray = NDArray[np.object_]
 
 

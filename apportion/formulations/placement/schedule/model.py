@@ -30,14 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model, Sense, Take
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 #: What staying is worth over moving at no cost, per GPU (a tie-break, far below any gain).
 STAY_BONUS = 1e-4

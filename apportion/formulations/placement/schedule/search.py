@@ -12,19 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from apportion.formulations.placement.schedule.evaluate import Decision, Scored, score
 from apportion.formulations.placement.schedule.greedy import greedy_start
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.formulations.placement.schedule.model import Built, build
 from apportion.formulations.placement.tuning import HIGHS_OPTIONS
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.status import Status
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 GAP = 1e-7
 

@@ -20,13 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import MAX_LINKING_COLUMNS, BlockShape, CompiledModel, Sense
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 
 class ShapeError(ValueError):

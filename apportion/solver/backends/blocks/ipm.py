@@ -21,10 +21,9 @@ from enum import Enum
 import numpy as np
 from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends.blocks import normal
 from apportion.solver.backends.blocks.form import BlockForm
-
-FloatArray = NDArray[np.float64]
 
 STEP_FRACTION = 0.9995
 #: Primal regularization: Θ = (Z/X + V/W + ρ)⁻¹, so no θ exceeds 1/ρ (see `normal`).

@@ -24,11 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends.blocks.form import BlockForm
-
-FloatArray = NDArray[np.float64]
 
 #: Pivots of a block below this fraction of its diagonal are lifted to it.
 PIVOT_FLOOR = 1e-14
