@@ -71,7 +71,7 @@ def run(
     nothing = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
     if choice.y.size == 0:
         return shared_outcome(problem, jobs, nothing, Status.OPTIMAL, None)
-    level, solution, first, share = _levels(ctx, choice, jobs, options.pareto)
+    level, solution, first, share, skipped = _levels(ctx, choice, jobs, options.pareto)
     if not solution.status.has_solution:
         return shared_outcome(problem, jobs, nothing, solution.status, None).but(solution=solution)
     outcome = shared_outcome(problem, jobs, shares(choice, solution), solution.status, level)
@@ -80,7 +80,7 @@ def run(
     )
     if ctx.options.explain:
         outcome = outcome.but(evidence=_evidence(choice, first, share, outcome.reasons))
-    return outcome
+    return outcome.warned(skipped) if skipped else outcome
 
 
 def _evidence(
@@ -112,8 +112,9 @@ def _evidence(
 
 def _levels(
     ctx: SolveContext, choice: ChoiceModel, jobs: ElasticJobs, pareto: bool
-) -> tuple[float | None, Solution, Solution, Block]:
-    """The max-min LP, then (with `pareto`) the total with the level held."""
+) -> tuple[float | None, Solution, Solution, Block, str]:
+    """The max-min LP, then (with `pareto`) the total with the level held; the last item says
+    why the second LP's answer was not used ("" when it was, or was not asked for)."""
     classes = choice.classes
     c = jobs.candidates
     value = c.normalized[classes.column]
@@ -133,14 +134,19 @@ def _levels(
     request = SolveRequest(model, LpMethod.SIMPLEX, tuning=choice.tuning)
     first = ctx.solve(request)
     if not first.status.has_solution or not pareto:
-        return first.objective, first, first, rows
+        return first.objective, first, first, rows, ""
     level = float(first.value(t)[0])
     model.add_constraints("level", {t: np.ones((1, 1))}, lower=level * (1 - LEVEL_TOLERANCE))
     model.set_objective({choice.y: value / weight[classes.owner]}, Sense.MAXIMIZE)
     second = ctx.solve(request)
     if second.status is Status.OPTIMAL:
-        return level, second, first, rows
-    return level, first, first, rows
+        return level, second, first, rows, ""
+    skipped = (
+        f"the Pareto stage ended {second.status.value} ({second.termination.value}: "
+        f"{second.detail}): the answer is the max-min LP's, optimal for its level, but other "
+        "jobs might use what some leave idle"
+    )
+    return level, first, first, rows, skipped
 
 
 POLICY = Policy(

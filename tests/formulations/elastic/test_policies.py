@@ -211,6 +211,35 @@ def test_max_min_pareto_stage_uses_what_the_level_leaves() -> None:
     assert sum(j.metrics["normalized_goodput"] for j in first_only.jobs) <= 6.4 + 1e-9
 
 
+def test_max_min_says_when_its_pareto_stage_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pareto LP that ends without an optimum leaves the max-min LP's answer, and says so."""
+    from apportion.solver.backends.base import Solution
+    from apportion.solver.context import SolveContext, SolveRequest
+    from apportion.solver.status import Termination
+
+    real = SolveContext.solve
+    calls: list[int] = []
+
+    def second_fails(ctx: SolveContext, request: SolveRequest) -> Solution:
+        calls.append(1)
+        if len(calls) == 1:
+            return real(ctx, request)
+        empty = np.zeros(request.model.num_cols)
+        return Solution(Status.NO_SOLUTION, None, empty, "highs", "lp", "Iteration limit reached",
+                        termination=Termination.ITERATION_LIMIT)  # fmt: skip
+
+    monkeypatch.setattr(SolveContext, "solve", second_fails)
+    result = solve(TWO_TYPES, policy="elastic_max_min")
+    monkeypatch.undo()
+    first_only = solve(TWO_TYPES, policy="elastic_max_min", options={"pareto": False})
+    assert len(calls) == 2
+    assert result.status is Status.OPTIMAL and result.objective == pytest.approx(1.0)
+    (warning,) = [w for w in result.warnings if "Pareto stage" in w]
+    assert "no_solution (iteration_limit" in warning
+    assert [j.allocation for j in result.jobs] == [j.allocation for j in first_only.jobs]
+    assert not [w for w in first_only.warnings if "Pareto stage" in w]
+
+
 def test_max_min_matches_an_independent_lp() -> None:
     from scipy.optimize import linprog
 
