@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from apportion.simulator.clients import Answer
+from apportion.simulator.clients import Answer, Decider
+from apportion.simulator.config import SimConfig
 from apportion.simulator.overhead import Overhead
 from apportion.simulator.state import JobTable, Running
 from apportion.solver.arraytypes import FloatArray, IntArray
@@ -155,3 +156,24 @@ def first_fit(
             free[node] -= gpus
         placed[j] = spread
     return placed
+
+
+class NodeEnactor:
+    """What the enactors that place jobs on nodes themselves share: driven by events, the
+    placements they hold, the cluster's nodes, and re-solves every N rounds when asked."""
+
+    event_driven = True
+    asks_every_decision = False
+    idle_patience = 0
+
+    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+        self.table, self.decider, self.config = table, decider, config
+        self.calls = CallLog()
+        self.holdings = Holdings(table, config.overhead)
+        self.placements: dict[int, Placement] = {}
+        self._node_type = node_types(table)
+        self._gpus = {n.id: n.gpus for n in table.trace.cluster.nodes}
+
+    def length(self, now: float) -> float:
+        every = self.config.resolve_for(self.decider.baseline).every
+        return now + every * self.config.round_seconds if every else np.inf

@@ -23,11 +23,9 @@ import numpy as np
 from apportion.simulator.clients import Answer, Decider, Request
 from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact.common import (
-    CallLog,
-    Holdings,
+    NodeEnactor,
     Placement,
     first_fit,
-    node_types,
     running_from,
 )
 from apportion.simulator.enact.contention import Slowdown
@@ -37,18 +35,9 @@ from apportion.simulator.state import JobTable, Running, Step
 from apportion.solver.snapshot.contention import ContentionTable
 
 
-class PlacementEnactor:
-    event_driven = True
-    asks_every_decision = False
-    idle_patience = 0
-
+class PlacementEnactor(NodeEnactor):
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
-        self.table, self.decider, self.config = table, decider, config
-        self.calls = CallLog()
-        self.holdings = Holdings(table, config.overhead)
-        self.placements: dict[int, Placement] = {}
-        self._node_type = node_types(table)
-        self._gpus = {n.id: n.gpus for n in table.trace.cluster.nodes}
+        super().__init__(table, decider, config)
         self._rules = table.trace.rules
         self._style = str(getattr(decider, "options", {}).get("placement", "reference"))
         if decider.baseline and self._style not in STYLES:
@@ -62,10 +51,6 @@ class PlacementEnactor:
             persist = config.contention == Contention.REFERENCE
             self._slowdown = Slowdown(table, contention, persist)
             self._validated = {"contention": checked(contention, table.trace.name)}
-
-    def length(self, now: float) -> float:
-        every = self.config.resolve_for(self.decider.baseline).every
-        return now + every * self.config.round_seconds if every else np.inf
 
     def decide(self, now: float, solve: bool) -> Running:
         table = self.table

@@ -17,11 +17,9 @@ import numpy as np
 from apportion.simulator.clients import Answer, Decider, PolicyError, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact.common import (
-    CallLog,
-    Holdings,
+    NodeEnactor,
     Placement,
     first_fit,
-    node_types,
     running_from,
 )
 from apportion.simulator.enact.service import ServiceClock
@@ -29,23 +27,10 @@ from apportion.simulator.state import JobTable, Running, Step
 from apportion.solver.arraytypes import IntArray
 
 
-class ScheduleEnactor:
-    event_driven = True
-    asks_every_decision = False
-    idle_patience = 0
-
+class ScheduleEnactor(NodeEnactor):
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
-        self.table, self.decider, self.config = table, decider, config
-        self.calls = CallLog()
-        self.holdings = Holdings(table, config.overhead)
-        self.placements: dict[int, Placement] = {}
+        super().__init__(table, decider, config)
         self.clock = ServiceClock(table)
-        self._node_type = node_types(table)
-        self._gpus = {n.id: n.gpus for n in table.trace.cluster.nodes}
-
-    def length(self, now: float) -> float:
-        every = self.config.resolve_for(self.decider.baseline).every
-        return now + every * self.config.round_seconds if every else np.inf
 
     def decide(self, now: float, solve: bool) -> Running:
         table = self.table
