@@ -6,7 +6,7 @@ Sia's scheduler would offer them (`belief`), solved in process, enacted on nodes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from apportion.mechanism.elastic import Want, place
 from apportion.refdata.sia import ClusterSpec
@@ -14,7 +14,12 @@ from apportion.simulator.elastic.belief import Shape, cluster_shapes, job_docume
 from apportion.simulator.elastic.engine import Decision, node_list
 from apportion.simulator.elastic.jobs import ElasticJob
 
+if TYPE_CHECKING:
+    from apportion.solver.result import SolveResult
+
 USABLE = frozenset({"optimal", "feasible"})
+#: Per job name, the (shape, configuration) pairs it was offered.
+Offers = dict[str, list[tuple[Shape, dict[str, Any]]]]
 
 
 class ApportionElastic:
@@ -30,7 +35,11 @@ class ApportionElastic:
         self.gpu_types = [{"name": k, "count": n} for k, n in cluster.gpus.items()]
         self.solver_seconds: list[float] = []
 
-    def decide(self, now: float, active: list[ElasticJob]) -> Decision:
+    def ask(
+        self, now: float, active: list[ElasticJob]
+    ) -> tuple[SolveResult | None, Offers, Decision]:
+        """The policy's answer on the configurations Sia would offer each active job (None when
+        it is not usable), those offers, and where the jobs run now."""
         from apportion.solver.pipeline import solve
 
         offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
@@ -41,7 +50,11 @@ class ApportionElastic:
         result = solve(snapshot, policy=self.policy, options=self.options)
         self.solver_seconds.append(result.solver.total_seconds)
         held = {job.name: job.nodes for job in active if job.nodes}
-        if result.status.value not in USABLE:
+        return (result if result.status.value in USABLE else None), offers, held
+
+    def decide(self, now: float, active: list[ElasticJob]) -> Decision:
+        result, offers, held = self.ask(now, active)
+        if result is None:
             return held
         wanted: dict[str, Want] = {}
         for job, answer in zip(active, result.jobs, strict=True):
@@ -65,17 +78,8 @@ class SharedElastic(ApportionElastic):
         self.deficit: dict[str, dict[Shape, float]] = {}
 
     def decide(self, now: float, active: list[ElasticJob]) -> Decision:
-        from apportion.solver.pipeline import solve
-
-        offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
-        snapshot = {
-            "gpu_types": self.gpu_types,
-            "jobs": [job_document(job, now, offers[job.name]) for job in active],
-        }
-        result = solve(snapshot, policy=self.policy, options=self.options)
-        self.solver_seconds.append(result.solver.total_seconds)
-        held = {job.name: job.nodes for job in active if job.nodes}
-        if result.status.value not in USABLE:
+        result, offers, held = self.ask(now, active)
+        if result is None:
             return held
         shares = result.summary.get("configuration_shares", {})
         alive = {job.name for job in active}
