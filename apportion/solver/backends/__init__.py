@@ -16,7 +16,6 @@ from apportion.solver.backends.base import (
     Solution,
     SolveSettings,
 )
-from apportion.solver.backends.blocks import BlocksBackend
 from apportion.solver.backends.clarabel_direct import ClarabelBackend
 from apportion.solver.backends.highs import HighsBackend
 
@@ -38,7 +37,7 @@ def _lazy(module: str, cls: str) -> Callable[[], Backend]:
 _FACTORIES: dict[str, Callable[[], Backend]] = {
     HighsBackend.name: HighsBackend,
     ClarabelBackend.name: ClarabelBackend,
-    BlocksBackend.name: BlocksBackend,
+    "blocks": _lazy("apportion.solver.backends.blocks", "BlocksBackend"),
     "cvxpy": _lazy("apportion.solver.backends.cvxpy_backend", "CvxpyBackend"),
     "pulp": _lazy("apportion.solver.backends.pulp_backend", "PulpBackend"),
 }
@@ -48,8 +47,12 @@ def backend_names() -> list[str]:
     return [AUTO, *_FACTORIES]
 
 
-#: Backends that solve LPs of declared block shape, in order of preference.
-SHAPED: tuple[type[Backend], ...] = (BlocksBackend,)
+def shaped_backends() -> tuple[type[Backend], ...]:
+    """Backends that solve LPs of declared block shape, in order of preference (imported when
+    a model asks for one: a small solve never needs them)."""
+    from apportion.solver.backends.blocks import BlocksBackend
+
+    return (BlocksBackend,)
 
 
 def choose_backend(
@@ -71,7 +74,7 @@ def choose_backend(
     needs = wants | {Feature.MILP if is_mip else Feature.LP}
     ipm_first = not is_mip and lp_method is LpMethod.IPM
     if ipm_first and shaped:
-        for backend in SHAPED:
+        for backend in shaped_backends():
             if wants | {Feature.BLOCKS} <= backend.features:
                 return backend()
     preference = (ClarabelBackend, HighsBackend) if ipm_first else (HighsBackend, ClarabelBackend)
