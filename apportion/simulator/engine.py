@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -183,8 +182,6 @@ class Watched:
         self.decider = decider
         self.name = decider.name
         self.baseline = decider.baseline
-        # What the enactors read of the policy's options (a baseline's placement style).
-        self.options: dict[str, Any] = dict(getattr(decider, "options", {}))
         self.stale_at = np.inf
 
     def decide(self, request: Request) -> Answer:

@@ -39,7 +39,8 @@ class PlacementEnactor(NodeEnactor):
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         super().__init__(table, decider, config)
         self._rules = table.trace.rules
-        self._style = str(getattr(decider, "options", {}).get("placement", "reference"))
+        # A baseline is called with the configuration's options as they are (`policy_options`).
+        self._style = str(config.options.get("placement", "reference"))
         if decider.baseline and self._style not in STYLES:
             raise ValueError(f"placement: unknown style {self._style!r}; use one of {STYLES}")
         contention = table.trace.contention
