@@ -157,24 +157,12 @@ def study_row(case: Case, trace: str, gpus: int, policy: str) -> Row:
             f"first met vs EDF {claim['first_met_margin_vs_edf']:+.4f}: "
             f"{'claims met' if claim['met'] else 'CLAIM MISSED'}"
         )
-    return Row(
-        case=case,
-        jobs=int(mine["calls"]),
-        types=1,
-        validate=0.0,
-        build=0.0,
-        solve=float(mine["call_p95_s"]),
-        total=float(mine["call_p95_s"]),
-        objective=float(mine["satisfaction"]),
-        status="done" if mine["unfinished"] == 0 else "unfinished",
-        backend="simulator",
-        ratio=None,
-        note=(
-            f"first met {mine['first_deadline_met']:.4f}; {be}; broken "
-            f"{mine['guarantees_broken']}, missed {mine['guaranteed_missed']}; "
-            f"{mine['moves']} moves{verdict} (sweep {wall:.0f} s)"
-        ),
+    note = (
+        f"first met {mine['first_deadline_met']:.4f}; {be}; broken "
+        f"{mine['guarantees_broken']}, missed {mine['guaranteed_missed']}; "
+        f"{mine['moves']} moves{verdict} (sweep {wall:.0f} s)"
     )
+    return _study_row(case, mine, note)
 
 
 def admission_p95_row(case: Case) -> Row:
@@ -186,6 +174,16 @@ def admission_p95_row(case: Case) -> Row:
     result = run_one(run)
     wall = time.perf_counter() - started
     mine = study.table([run], [result], traces).iloc[0]
+    note = (
+        f"{mine['calls']} calls, max {result.calls['seconds'].max():.3f} s; broken "
+        f"{mine['guarantees_broken']}, missed {mine['guaranteed_missed']} (run {wall:.0f} s)"
+    )
+    return _study_row(case, mine, note)
+
+
+def _study_row(case: Case, mine: pd.Series, note: str) -> Row:
+    """A bench row from one run's line of the study's table: the p95 of a policy call as its
+    time, satisfaction as its objective."""
     return Row(
         case=case,
         jobs=int(mine["calls"]),
@@ -198,10 +196,7 @@ def admission_p95_row(case: Case) -> Row:
         status="done" if mine["unfinished"] == 0 else "unfinished",
         backend="simulator",
         ratio=None,
-        note=(
-            f"{mine['calls']} calls, max {result.calls['seconds'].max():.3f} s; broken "
-            f"{mine['guarantees_broken']}, missed {mine['guaranteed_missed']} (run {wall:.0f} s)"
-        ),
+        note=note,
     )
 
 
