@@ -100,16 +100,21 @@ class BlockForm:
         return out
 
     def transposed(self, y_loc: FloatArray, y_link: FloatArray) -> FloatArray:
-        """Aᵀ y as an x-sized vector."""
+        """Aᵀ y as an x-sized vector, written in place into its parts (no temporaries the
+        size of x: this runs five times an iteration)."""
+        out = np.empty(self.size)
+        xl, xg, sl, sk = self.parts(out)
         gathered = np.append(y_link, 0.0)[self.slot_link]  # −1 reads the appended 0
-        xl = self.lv * gathered
-        xg = self.h.T @ y_link
+        np.multiply(self.lv, gathered, out=xl)
+        xg[:] = self.h.T @ y_link
+        term = np.empty_like(xl)
         for r in range(self.rows):
-            xl += self.a[r] * y_loc[:, r, None]
+            np.multiply(self.a[r], y_loc[:, r, None], out=term)
+            xl += term
             xg += self.g[r].T @ y_loc[:, r]
-        return np.concatenate(
-            [xl.ravel(), xg, (self.sig_loc * y_loc).ravel(), self.sig_link * y_link]
-        )
+        np.multiply(self.sig_loc, y_loc, out=sl)
+        np.multiply(self.sig_link, y_link, out=sk)
+        return out
 
 
 def block_form(model: CompiledModel, shape: BlockShape) -> BlockForm:

@@ -225,7 +225,12 @@ def _lengths(it: Iterate, d: tuple[FloatArray, ...], fraction: float) -> tuple[f
 
 
 def _ratio(value: FloatArray, step: FloatArray) -> float:
-    """The largest α with value + α step ≥ 0 (steps are 0 on entries not in play)."""
+    """The largest α with value + α step ≥ 0 (steps are 0 on entries not in play).
+
+    As 1 / max(−step / value): one division and one reduction over the vector, instead of a
+    mask and a division on the entries that fall (this runs eight times an iteration). An
+    entry out of play (0 / 0) is NaN, which `fmin` passes over; one at 0 that falls gives −∞,
+    a step of 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(step < 0, value / -step, np.inf)
-    return float(ratios.min(initial=np.inf))
+        lowest = float(np.fmin.reduce(np.divide(step, value), initial=np.inf))
+    return -1.0 / lowest if lowest < 0 else np.inf
