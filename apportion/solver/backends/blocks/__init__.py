@@ -25,6 +25,7 @@ from apportion.solver.backends.blocks.form import (
     model_point,
     scaled,
 )
+from apportion.solver.backends.blocks.heap import heap_temporaries
 from apportion.solver.backends.certificate import certify
 from apportion.solver.backends.verify import settle
 from apportion.solver.model import CompiledModel
@@ -67,7 +68,10 @@ class BlocksBackend(Backend):
 
         # BLAS threads beyond the request's own only contend for the cores (measured on the
         # tall, thin products here: 30 ms with OpenBLAS's default threads, 0.6 ms on one).
-        with threadpool_limits(limits=settings.threads or 1, user_api="blas"):
+        with (
+            threadpool_limits(limits=settings.threads or 1, user_api="blas"),
+            heap_temporaries(form.size * 8),
+        ):
             out = ipm.solve(form, TOLERANCE, deadline)
         x = model_point(form, model, out.point.x)
         duals = model_duals(form, model, out.point.y_loc, out.point.y_link)
