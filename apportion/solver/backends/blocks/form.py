@@ -159,28 +159,34 @@ def _block_entries(
     nr: int,
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """(a, lv, slot_link) from the blocks' columns, checking that each touches only its own
-    rows and its slot's linking row."""
+    rows and its slot's linking row. Entries are addressed by one flat (block · slots + slot)
+    index: a million-job model has tens of millions of them."""
     nb, nc = cols.shape
     bi, ci = np.nonzero(cols >= 0)
     taken = cols[bi, ci]
+    matrix = model.matrix if model.matrix.format == "csc" else model.matrix.tocsc()
     if taken.size and taken[-1] - taken[0] == taken.size - 1 and (np.diff(taken) == 1).all():
-        sub = model.matrix[:, taken[0] : taken[-1] + 1]  # one run of columns: a slice
+        # One run of columns: its entries are a slice of the compressed arrays, no copy.
+        start, stop = matrix.indptr[taken[0]], matrix.indptr[taken[-1] + 1]
+        counts = np.diff(matrix.indptr[taken[0] : taken[-1] + 2])
+        er, ev = matrix.indices[start:stop], matrix.data[start:stop]
     else:
-        sub = model.matrix[:, taken].tocsc()
-    counts = np.diff(sub.indptr)
-    eb, ec = np.repeat(bi, counts), np.repeat(ci, counts)
-    er, ev = sub.indices, sub.data
-    own = row_block[er] == eb
-    linked = ~own & (link_index[er] >= 0)
+        sub = matrix[:, taken].tocsc()
+        counts, er, ev = np.diff(sub.indptr), sub.indices, sub.data
+    at = np.repeat(bi * nc + ci, counts)  # each entry's (block, slot), flat
+    own = row_block[er] == at // nc
+    links = link_index[er]
+    linked = ~own & (links >= 0)
     if not (own | linked | (ev == 0)).all():
         raise ShapeError("a block's column has an entry in another block's rows")
     a = np.zeros((nr, nb, nc))
-    a[row_pos[er[own]], eb[own], ec[own]] = ev[own]
-    lb, lc, ll = eb[linked], ec[linked], link_index[er[linked]]
-    if lb.size and np.bincount(lb * nc + lc).max() > 1:
+    a.reshape(-1)[row_pos[er[own]] * (nb * nc) + at[own]] = ev[own]
+    la, ll = at[linked], links[linked]
+    if la.size and np.bincount(la).max() > 1:
         raise ShapeError("a block's column has entries in two linking rows")
     lv = np.zeros((nb, nc))
-    lv[lb, lc] = ev[linked]
+    lv.reshape(-1)[la] = ev[linked]
+    lc = la % nc
     slot_link = np.full(nc, -1, dtype=np.int64)
     slot_link[lc] = ll
     if (slot_link[lc] != ll).any():
