@@ -25,9 +25,9 @@ from apportion.solver.backends.blocks.form import (
     model_point,
     scaled,
 )
-from apportion.solver.backends.blocks.heap import heap_temporaries
 from apportion.solver.backends.certificate import certify
 from apportion.solver.backends.verify import settle
+from apportion.solver.heap import heap_temporaries
 from apportion.solver.model import CompiledModel
 from apportion.solver.status import Status, Termination
 

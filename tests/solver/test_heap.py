@@ -1,5 +1,5 @@
-"""The block interior point's allocation policy: temporaries reuse the heap inside, and the
-memory goes back to the system after (read from the process's own counters)."""
+"""The large solves' allocation policy: temporaries reuse the heap inside, and the memory goes
+back to the system after (read from the process's own counters)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import resource
 import numpy as np
 import pytest
 
-from apportion.solver.backends.blocks.heap import WORTH_IT, _glibc, heap_temporaries
+from apportion.solver.heap import WORTH_IT, _glibc, heap_temporaries
 
 pytestmark = pytest.mark.skipif(_glibc() is None, reason="the policy applies to glibc only")
 
@@ -51,3 +51,12 @@ def test_small_vectors_change_nothing() -> None:
     with heap_temporaries(WORTH_IT - 1):
         inside = _faults_of_second_temporary()
     assert inside > 0
+
+
+def test_a_nested_use_leaves_the_policy_to_the_outermost() -> None:
+    with heap_temporaries(8 * ENTRIES):
+        with heap_temporaries(8 * ENTRIES):
+            pass
+        after_inner = _faults_of_second_temporary()
+    outside = _faults_of_second_temporary()
+    assert after_inner * 4 < outside

@@ -1,6 +1,7 @@
-"""Large temporaries from the heap while the interior point runs, then memory back to the system.
+"""Large temporaries from the heap while a large solve runs, then memory back to the system.
 
-Every iteration makes a few dozen arrays of the model's size and drops them. glibc serves an
+A solve at a million jobs makes hundreds of arrays of the model's size and drops them (the
+interior point a few dozen every iteration). glibc serves an
 allocation above its mmap threshold (at most 32 MB) with fresh pages from the kernel and
 unmaps them on free, so at a million jobs (80 MB vectors) each temporary is faulted in and
 zeroed again, every time: the solve then spends about a third of its time in page faults
@@ -9,8 +10,9 @@ the heap and the next temporary of the same size reuses them. Afterwards mmap is
 and `malloc_trim` returns the freed heap, so a long-lived solver process does not keep a large
 solve's memory.
 
-The settings are process-wide: a concurrent solve in another thread merely shares them. On a
-C library other than glibc nothing is changed.
+The settings are process-wide: a concurrent solve in another thread merely shares them, and
+a nested use (the block interior point inside a large library call) leaves them to the
+outermost. On a C library other than glibc nothing is changed.
 """
 
 from __future__ import annotations
@@ -46,14 +48,19 @@ def _glibc() -> ctypes.CDLL | None:
     return libc
 
 
+_depth = 0
+
+
 @contextmanager
 def heap_temporaries(vector_bytes: int) -> Iterator[None]:
     """Within this block, arrays come from (and return to) the heap, when vectors of
     `vector_bytes` are large enough for it to matter and the C library is glibc."""
+    global _depth
     libc = _glibc() if vector_bytes >= WORTH_IT else None
-    if libc is None:
+    if libc is None or _depth:
         yield
         return
+    _depth += 1
     libc.mallopt(M_MMAP_MAX, 0)
     libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1)
     try:
@@ -66,3 +73,4 @@ def heap_temporaries(vector_bytes: int) -> Iterator[None]:
         libc.mallopt(M_MMAP_THRESHOLD, WORTH_IT)
         libc.mallopt(M_TRIM_THRESHOLD, 2 * WORTH_IT)
         libc.malloc_trim(0)
+        _depth -= 1
