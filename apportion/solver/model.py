@@ -101,7 +101,7 @@ class Model:
     _col_lower: list[NDArray[np.float64]] = field(default_factory=list)
     _col_upper: list[NDArray[np.float64]] = field(default_factory=list)
     _integer: list[NDArray[np.bool_]] = field(default_factory=list)
-    _rows: list[dict[Block, sp.spmatrix]] = field(default_factory=list)
+    _rows: list[dict[Block, Entries]] = field(default_factory=list)
     _row_lower: list[NDArray[np.float64]] = field(default_factory=list)
     _row_upper: list[NDArray[np.float64]] = field(default_factory=list)
     _cost: dict[Block, NDArray[np.float64]] = field(default_factory=dict)
@@ -154,7 +154,7 @@ class Model:
                 )
         block = Block(name, self.num_rows, size, coords)
         self.constraints.append(block)
-        self._rows.append({v: sp.coo_matrix(t) for v, t in terms.items()})
+        self._rows.append({v: _entries(t) for v, t in terms.items()})
         self._row_lower.append(np.broadcast_to(np.asarray(lower, float), (size,)))
         self._row_upper.append(np.broadcast_to(np.asarray(upper, float), (size,)))
         return block
@@ -193,15 +193,32 @@ class Model:
         # columns, make one matrix: no empty blocks are built for the pairs without a term.
         rows, cols, values = [], [], []
         for block, terms in zip(self.constraints, self._rows, strict=True):
-            for var, term in terms.items():
-                rows.append(term.row + block.start)
-                cols.append(term.col + var.start)
-                values.append(term.data.astype(float, copy=False))
+            for var, (row, col, data) in terms.items():
+                rows.append(row + block.start)
+                cols.append(col + var.start)
+                values.append(data.astype(float, copy=False))
         shape = (self.num_rows, self.num_cols)
         if not rows:
             return sp.csc_matrix(shape)
         coordinates = (np.concatenate(rows), np.concatenate(cols))
         return sp.csc_matrix((np.concatenate(values), coordinates), shape=shape)
+
+
+#: A term's non-zeros as (rows, columns, values), in the order of its COO form.
+Entries = tuple[NDArray[np.integer], NDArray[np.integer], NDArray[np.generic]]
+
+
+def _entries(term: sp.spmatrix | NDArray[np.float64]) -> Entries:
+    """The term's entries as `sp.coo_matrix(term)` holds them, read straight from a dense or
+    CSR term (building a COO matrix costs more than a small model's whole compile)."""
+    if isinstance(term, np.ndarray):
+        rows, cols = np.nonzero(term)
+        return rows, cols, term[rows, cols]
+    if getattr(term, "format", None) == "csr":
+        counts = np.diff(term.indptr)
+        return np.repeat(np.arange(term.shape[0]), counts), term.indices, term.data
+    coo = sp.coo_matrix(term)
+    return coo.row, coo.col, coo.data
 
 
 def _concat(parts: list[NDArray[np.float64]]) -> NDArray[np.float64]:
