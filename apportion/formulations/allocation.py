@@ -12,6 +12,7 @@ set: averaging an optimal X over a group's members is feasible and no worse (sym
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,17 +68,21 @@ class Allocation:
         # The variables are in group order: row g holds a run of them, so the matrix is built
         # from its row pointers (several times cheaper than from coordinates on small models).
         n = self.block.size
+        index = _index_type(max(n, self.num_groups))
+        pointers = _pointers(self.group, self.num_groups, index)
         return sp.csr_matrix(
-            (np.array(coefficients), np.arange(n), _pointers(self.group, self.num_groups)),
+            (np.array(coefficients), np.arange(n, dtype=index), pointers),
             shape=(self.num_groups, n),
         )
 
     def per_type(self, coefficients: FloatArray) -> sp.csr_matrix:
         """Rows k: Σ_g coefficients[var] X_var over the type's variables (types × vars)."""
+        n = self.block.size
+        index = _index_type(max(n, self.num_types))
         order = np.argsort(self.gpu, kind="stable")
         return sp.csr_matrix(
-            (coefficients[order], order, _pointers(self.gpu, self.num_types)),
-            shape=(self.num_types, self.block.size),
+            (coefficients[order], order.astype(index), _pointers(self.gpu, self.num_types, index)),
+            shape=(self.num_types, n),
         )
 
     def dense(self, values: FloatArray) -> FloatArray:
@@ -87,9 +92,15 @@ class Allocation:
         return out
 
 
-def _pointers(rows: IntArray, num_rows: int) -> IntArray:
+def _index_type(size: int) -> type[np.signedinteger[Any]]:
+    """The index type scipy would choose for `size` entries: given it, scipy need not scan the
+    indices to choose."""
+    return np.int32 if size <= np.iinfo(np.int32).max else np.int64
+
+
+def _pointers(rows: IntArray, num_rows: int, index: type[np.signedinteger[Any]]) -> IntArray:
     """CSR row pointers of entries whose rows are `rows`, taken in row order."""
-    pointers = np.zeros(num_rows + 1, dtype=np.int64)
+    pointers = np.zeros(num_rows + 1, dtype=index)
     np.cumsum(np.bincount(rows, minlength=num_rows), out=pointers[1:])
     return pointers
 

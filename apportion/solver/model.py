@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -100,7 +101,7 @@ class Model:
     constraints: list[Block] = field(default_factory=list)
     _col_lower: list[NDArray[np.float64]] = field(default_factory=list)
     _col_upper: list[NDArray[np.float64]] = field(default_factory=list)
-    _integer: list[NDArray[np.bool_]] = field(default_factory=list)
+    _integer: list[NDArray[np.bool_]] = field(default_factory=list)  # one flag per block
     _rows: list[dict[Block, Entries]] = field(default_factory=list)
     _row_lower: list[NDArray[np.float64]] = field(default_factory=list)
     _row_upper: list[NDArray[np.float64]] = field(default_factory=list)
@@ -128,9 +129,9 @@ class Model:
     ) -> Block:
         block = Block(name, self.num_cols, size, coords)
         self.variables.append(block)
-        self._col_lower.append(np.broadcast_to(np.asarray(lower, float), (size,)))
-        self._col_upper.append(np.broadcast_to(np.asarray(upper, float), (size,)))
-        self._integer.append(np.full(size, integer))
+        self._col_lower.append(_per_element(lower, size))
+        self._col_upper.append(_per_element(upper, size))
+        self._integer.append(np.asarray(integer, bool))
         return block
 
     def add_constraints(
@@ -155,8 +156,8 @@ class Model:
         block = Block(name, self.num_rows, size, coords)
         self.constraints.append(block)
         self._rows.append({v: _entries(t) for v, t in terms.items()})
-        self._row_lower.append(np.broadcast_to(np.asarray(lower, float), (size,)))
-        self._row_upper.append(np.broadcast_to(np.asarray(upper, float), (size,)))
+        self._row_lower.append(_per_element(lower, size))
+        self._row_upper.append(_per_element(upper, size))
         return block
 
     def set_objective(
@@ -178,11 +179,11 @@ class Model:
             matrix=matrix,
             cost=cost,
             offset=self.offset,
-            col_lower=_concat(self._col_lower),
-            col_upper=_concat(self._col_upper),
-            row_lower=_concat(self._row_lower),
-            row_upper=_concat(self._row_upper),
-            integer=np.concatenate(self._integer) if self._integer else np.zeros(0, bool),
+            col_lower=_concat(self._col_lower, self.variables),
+            col_upper=_concat(self._col_upper, self.variables),
+            row_lower=_concat(self._row_lower, self.constraints),
+            row_upper=_concat(self._row_upper, self.constraints),
+            integer=_concat(self._integer, self.variables, bool),
             variables=tuple(self.variables),
             constraints=tuple(self.constraints),
             shape=self.shape,
@@ -221,8 +222,21 @@ def _entries(term: sp.spmatrix | NDArray[np.float64]) -> Entries:
     return coo.row, coo.col, coo.data
 
 
-def _concat(parts: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-    return np.concatenate(parts) if parts else np.zeros(0)
+def _per_element(values: ArrayLike, size: int) -> NDArray[np.float64]:
+    """`values` for a block of `size`: one value for all of it (kept as it is, spread when the
+    model is compiled) or one per element."""
+    array = np.asarray(values, float)
+    if array.ndim == 0 or array.shape == (size,):
+        return array
+    return np.broadcast_to(array, (size,))  # a length-1 array, or the error naming the shapes
+
+
+def _concat(parts: list[NDArray[Any]], blocks: list[Block], dtype: type = float) -> NDArray[Any]:
+    """The blocks' values end to end, one value per element."""
+    out: NDArray[Any] = np.empty(sum(b.size for b in blocks), dtype=dtype)
+    for block, part in zip(blocks, parts, strict=True):
+        out[block.span] = part
+    return out
 
 
 @dataclass(frozen=True, eq=False)
