@@ -89,7 +89,7 @@ class Combos:
     stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
     speed: FloatArray  # see `Targets.speed`
     type_rank: IntArray  # see `Targets.type_rank`
-    spare: tuple[IntArray, IntArray]  # see `Targets.spare`
+    queues: tuple[IntArray, IntArray, tuple[FloatArray, BoolArray, IntArray]]  # `Targets.queues`
 
     @property
     def num_jobs(self) -> int:
@@ -151,6 +151,16 @@ class Targets:
         wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
         rows, types = np.nonzero(wanted)
         return rows.astype(np.int64), types.astype(np.int64)
+
+    @cached_property
+    def queues(self) -> tuple[IntArray, IntArray, tuple[FloatArray, BoolArray, IntArray]]:
+        """A `types` round's entries (those with time, then `spare`) as (rows, types) and the
+        sort keys that do not change between rounds: −A_ck, whether it is a priority-0 entry
+        (A_ck = 0), its type's rank."""
+        rows = np.concatenate([self.entries[0], self.spare[0]]).astype(np.int64)
+        types = np.concatenate([self.entries[1], self.spare[1]]).astype(np.int64)
+        target = self.target[rows, types]
+        return rows, types, (-target, target <= 0, self.type_rank[types])
 
     @cached_property
     def has_time(self) -> BoolArray:
@@ -282,7 +292,7 @@ def combos(
         fixed.stalled,
         fixed.speed,
         fixed.type_rank,
-        fixed.spare,
+        fixed.queues,
     )
 
 

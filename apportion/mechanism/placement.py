@@ -37,7 +37,8 @@ def place(
     # Lease extensions first, on plain free counts; the fresh gangs then on free-count buckets
     # built once (for the types they need) from what the extensions left.
     free = [list(gpus) for gpus in cluster.node_gpus_by_type]
-    gangs = combos.scale[[ch.row for ch in chosen]].tolist()
+    scale = combos.scale.tolist()
+    gangs = [scale[row] for row, _, _ in chosen]
     placed: list[Placement | None] = [None] * len(chosen)
     if previous:
         where, ids, rows = cluster.where, combos.job_ids, combos.rows
@@ -131,6 +132,13 @@ def _extend(
 ) -> bool:
     """Whether the GPUs a member held last round hold this gang on this type and are all still
     free (`left`: the type's free GPUs per node); if so they are taken."""
+    if len(held) == 1:  # the usual lease: one node
+        ((node, gpus),) = held.items()
+        k, n = where[node]
+        if gpus != gang or k != kind or left[n] < gpus:
+            return False
+        left[n] -= gpus
+        return True
     if sum(held.values()) != gang:
         return False
     spots = []

@@ -104,12 +104,8 @@ def serving_order(
 def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
     """Gavel's per-type queues, fastest type first: each type's entries with time by priority,
     then its priority-0 entries (`Targets.spare`) in job order."""
-    rows, types = combos.entries
-    extra_rows, extra_types = combos.spare
-    rows = np.concatenate([rows, extra_rows]).astype(np.int64)
-    types = np.concatenate([types, extra_types]).astype(np.int64)
-    target = combos.target[rows, types]
-    keys = np.lexsort((rows, -target, -priority[rows, types], target <= 0, combos.type_rank[types]))
+    rows, types, (target, spare, rank) = combos.queues
+    keys = np.lexsort((rows, target, -priority[rows, types], spare, rank))
     return rows[keys], types[keys]
 
 

@@ -36,6 +36,7 @@ class RoundsEnactor:
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self._planner: Planner | None = None
         self._cluster: Cluster | None = None
+        self._to_table: list[int] = []  # the table's column of each of the cluster's types
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
         self.holdings = Holdings(table, config.overhead)
@@ -73,7 +74,10 @@ class RoundsEnactor:
             self._offer(request.jobs)
             # Built here from checked parts: the planner keeps what only changes with them.
             snapshot = request.snapshot
-            self._cluster = self._cluster or Cluster.of(snapshot)  # the trace's nodes throughout
+            if self._cluster is None:  # the trace's nodes throughout
+                self._cluster = Cluster.of(snapshot)
+                column = {k: i for i, k in enumerate(self.table.types)}
+                self._to_table = [column[name] for name in self._cluster.type_names]
             self._planner = Planner(
                 snapshot,
                 self._allocation,
@@ -140,9 +144,7 @@ class RoundsEnactor:
         where, on which type, whether they keep their GPUs and with which pair partner: what
         `Round.assignments` says of them, read from the plan without writing it out."""
         table = self.table
-        assert self._cluster is not None
-        column = {k: i for i, k in enumerate(table.types)}
-        to_table = [column[name] for name in self._cluster.type_names]
+        to_table = self._to_table
         held, ids, members, job = self.holdings.previous, table.ids, plan.rows.rows, jobs.tolist()
         placements: dict[int, Placement] = {}
         types: dict[int, int] = {}
