@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from apportion.mechanism.types import PairShare
+from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Snapshot, node_type
 
@@ -88,6 +89,7 @@ class Combos:
     stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
     speed: FloatArray  # see `Targets.speed`
     type_rank: IntArray  # see `Targets.type_rank`
+    queues: tuple[IntArray, IntArray, tuple[FloatArray, BoolArray, IntArray]]  # `Targets.queues`
 
     @property
     def num_jobs(self) -> int:
@@ -133,6 +135,34 @@ class Targets:
         return rank
 
     @cached_property
+    def spare(self) -> tuple[IntArray, IntArray]:
+        """(job, type) entries without time that a `types` round may serve at priority 0: a job
+        with time on a type where it runs at least as fast as on its slowest type with time (it
+        moves up to a GPU no entry with time took), and a job whose time was all where it makes
+        no progress (`stalled`) wherever it does. A job the allocation gave nothing does not
+        run: the policy decided so."""
+        m = len(self.job_ids)
+        speed, target = self.speed, self.target[:m]
+        given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
+        stalled = np.zeros(m, dtype=bool)
+        stalled[list(self.stalled)] = True
+        has = target.sum(axis=1) > 0
+        wanted = (speed > 0) & (target <= 0)
+        wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
+        rows, types = np.nonzero(wanted)
+        return rows.astype(np.int64), types.astype(np.int64)
+
+    @cached_property
+    def queues(self) -> tuple[IntArray, IntArray, tuple[FloatArray, BoolArray, IntArray]]:
+        """A `types` round's entries (those with time, then `spare`) as (rows, types) and the
+        sort keys that do not change between rounds: −A_ck, whether it is a priority-0 entry
+        (A_ck = 0), its type's rank."""
+        rows = np.concatenate([self.entries[0], self.spare[0]]).astype(np.int64)
+        types = np.concatenate([self.entries[1], self.spare[1]]).astype(np.int64)
+        target = self.target[rows, types]
+        return rows, types, (-target, target <= 0, self.type_rank[types])
+
+    @cached_property
     def has_time(self) -> BoolArray:
         """Per job: time allocated alone or in some pair."""
         m = len(self.job_ids)
@@ -151,20 +181,24 @@ def targets(
     pairs: Sequence[PairShare],
 ) -> Targets:
     """The rows' members, gang sizes and time fractions (inputs already checked)."""
-    job_ids = tuple(job.id for job in snapshot.jobs)
+    # The jobs' arrays as the policies read them: a snapshot validated as columns gives them
+    # without building a `Job` per job.
+    jobs = ClusterArrays.from_snapshot(snapshot)
+    job_ids = tuple(jobs.job_ids)
     index = {job_id: j for j, job_id in enumerate(job_ids)}
     col = {name: k for k, name in enumerate(types)}
     m, n = len(job_ids), len(types)
     given = _matrix(allocation, index, col, m, n)
-    speed = _matrix({job.id: job.throughput for job in snapshot.jobs}, index, col, m, n)
+    speed = np.zeros((m, n))
+    speed[:, [col[name] for name in jobs.gpu_names]] = jobs.throughput
     x = np.where(speed > 0, given, 0.0)
     y = np.zeros((len(pairs), n))
     members = tuple((index[pair.a], index[pair.b]) for pair in pairs)
     for i, pair in enumerate(pairs):
         for name, value in pair.allocation.items():
             y[i, col[name]] = value
-    y = np.where(_pair_progress(snapshot, members, speed, index, col), y, 0.0)
-    scale = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
+    y = np.where(_pair_progress(snapshot, members, speed, index, col, job_ids), y, 0.0)
+    scale = jobs.scale_factor.astype(np.int64)
     pair_scale = scale[[a for a, _ in members]] if members else np.zeros(0, dtype=np.int64)
     return Targets(
         job_ids,
@@ -185,6 +219,7 @@ def _pair_progress(
     speed: FloatArray,
     index: Mapping[str, int],
     col: Mapping[str, int],
+    ids: Sequence[str],
 ) -> BoolArray:
     """Per pair and type: both members progress there together (see the module docstring)."""
     if not members:
@@ -194,7 +229,6 @@ def _pair_progress(
     listed = {
         frozenset((p.a, p.b)): p for p in snapshot.job_pairs or [] if p.a in index and p.b in index
     }
-    ids = [job.id for job in snapshot.jobs]
     for i, (ja, jb) in enumerate(members):
         pair = listed.get(frozenset((ids[ja], ids[jb])))
         if pair is not None:
@@ -233,21 +267,24 @@ def combos(
         r = np.asarray(received, dtype=np.float64)  # read only: `alone` below is a copy
     else:
         r = _matrix(received, fixed.index, fixed.col, m, n)
-    together = np.zeros((len(pairs), n))
-    for i, pair in enumerate(pairs):
-        for name, value in pair.received.items():
-            together[i, fixed.col[name]] = value
-    alone = r.copy()
-    for i, (a, b) in enumerate(fixed.pairs):
-        alone[a] -= together[i]
-        alone[b] -= together[i]
+    # Round-off in the caller's bookkeeping must not make time alone negative.
+    got = np.maximum(r, 0.0)
+    if pairs or fixed.pairs:
+        together = np.zeros((len(pairs), n))
+        for i, pair in enumerate(pairs):
+            for name, value in pair.received.items():
+                together[i, fixed.col[name]] = value
+        alone = r.copy()
+        for i, (a, b) in enumerate(fixed.pairs):
+            alone[a] -= together[i]
+            alone[b] -= together[i]
+        got = np.vstack([np.maximum(alone, 0.0), together])
     return Combos(
         fixed.job_ids,
         fixed.pairs,
         fixed.scale,
         fixed.target,
-        # Round-off in the caller's bookkeeping must not make time alone negative.
-        np.vstack([np.maximum(alone, 0.0), together]),
+        got,
         r.sum(axis=1),
         fixed.rows,
         fixed.entries,
@@ -255,6 +292,7 @@ def combos(
         fixed.stalled,
         fixed.speed,
         fixed.type_rank,
+        fixed.queues,
     )
 
 

@@ -35,22 +35,31 @@ def place(
 ) -> list[Placement]:
     """One placement (node id → GPUs) per chosen row, in the order of `chosen`."""
     # Lease extensions first, on plain free counts; the fresh gangs then on free-count buckets
-    # built once from what the extensions left.
+    # built once (for the types they need) from what the extensions left.
     free = [list(gpus) for gpus in cluster.node_gpus_by_type]
-    gangs = combos.scale[[ch.row for ch in chosen]].tolist()
+    scale = combos.scale.tolist()
+    gangs = [scale[row] for row, _, _ in chosen]
     placed: list[Placement | None] = [None] * len(chosen)
     if previous:
-        for i, ch in enumerate(chosen):
-            placed[i] = _extended_lease(ch, gangs[i], combos, cluster, free, previous)
+        where, ids, rows = cluster.where, combos.job_ids, combos.rows
+        for i, (row, kind, _) in enumerate(chosen):
+            for j in rows[row]:
+                held = previous.get(ids[j])
+                if held and _extend(held, gangs[i], kind, where, free[kind]):
+                    placed[i] = dict(held)
+                    break
     fresh = [i for i, p in enumerate(placed) if p is None]
     fresh.sort(key=lambda i: (-gangs[i], i))
-    buckets = [FreeGpus(left) for left in free]
+    buckets: dict[int, FreeGpus] = {}
     ids, members = cluster.node_ids, cluster.members
     for i in fresh:
         k = chosen[i].gpu_type
-        pieces = buckets[k].fewest(gangs[i])
+        bucket = buckets.get(k)
+        if bucket is None:
+            bucket = buckets[k] = FreeGpus(free[k])
+        pieces = bucket.fewest(gangs[i])
         for local, gpus in pieces:
-            buckets[k].take(local, gpus)
+            bucket.take(local, gpus)
         placed[i] = {ids[members[k][local]]: gpus for local, gpus in pieces}
     return [p for p in placed if p is not None]
 
@@ -114,26 +123,30 @@ def fewest_nodes(free: IntArray, gang: int) -> list[tuple[int, int]]:
     return FreeGpus(free.tolist()).fewest(gang)
 
 
-def _extended_lease(
-    ch: Chosen,
+def _extend(
+    held: Mapping[str, int],
     gang: int,
-    combos: Combos,
-    cluster: Cluster,
-    free: list[list[int]],
-    previous: Mapping[str, Mapping[str, int]],
-) -> Placement | None:
-    """The GPUs a member held last round, when they hold this gang on this type and are free."""
-    where, ids, kind = cluster.where, combos.job_ids, ch.gpu_type
-    for j in combos.rows[ch.row]:
-        held = previous.get(ids[j])
-        if not held or sum(held.values()) != gang:
-            continue
-        spots = [(*where[node], gpus) for node, gpus in held.items()]
-        for k, n, gpus in spots:
-            if k != kind or free[k][n] < gpus:
-                break
-        else:
-            for k, n, gpus in spots:
-                free[k][n] -= gpus
-            return dict(held)
-    return None
+    kind: int,
+    where: Mapping[str, tuple[int, int]],
+    left: list[int],
+) -> bool:
+    """Whether the GPUs a member held last round hold this gang on this type and are all still
+    free (`left`: the type's free GPUs per node); if so they are taken."""
+    if len(held) == 1:  # the usual lease: one node
+        ((node, gpus),) = held.items()
+        k, n = where[node]
+        if gpus != gang or k != kind or left[n] < gpus:
+            return False
+        left[n] -= gpus
+        return True
+    if sum(held.values()) != gang:
+        return False
+    spots = []
+    for node, gpus in held.items():
+        k, n = where[node]
+        if k != kind or left[n] < gpus:
+            return False
+        spots.append((n, gpus))
+    for n, gpus in spots:
+        left[n] -= gpus
+    return True

@@ -30,7 +30,7 @@ Two serving orders (`Order`):
   As in Gavel, a type's queue ends with entries at priority 0 that its GPUs serve only when
   every entry with time there has been tried: jobs moving up to a type at least as fast as
   the slowest type they have time on, and jobs whose time is all where they make no progress
-  (`_spare_entries`). GPUs then idle only when no such job is left.
+  (`Targets.spare`). GPUs then idle only when no such job is left.
 """
 
 from __future__ import annotations
@@ -103,32 +103,10 @@ def serving_order(
 
 def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
     """Gavel's per-type queues, fastest type first: each type's entries with time by priority,
-    then its priority-0 entries (`_spare_entries`) in job order."""
-    rows, types = combos.entries
-    extra_rows, extra_types = _spare_entries(combos)
-    rows = np.concatenate([rows, extra_rows]).astype(np.int64)
-    types = np.concatenate([types, extra_types]).astype(np.int64)
-    target = combos.target[rows, types]
-    keys = np.lexsort((rows, -target, -priority[rows, types], target <= 0, combos.type_rank[types]))
+    then its priority-0 entries (`Targets.spare`) in job order."""
+    rows, types, (target, spare, rank) = combos.queues
+    keys = np.lexsort((rows, target, -priority[rows, types], spare, rank))
     return rows[keys], types[keys]
-
-
-def _spare_entries(combos: Combos) -> tuple[IntArray, IntArray]:
-    """(job, type) entries without time that a `types` round may serve at priority 0: a job
-    with time on a type where it runs at least as fast as on its slowest type with time (it
-    moves up to a GPU no entry with time took), and a job whose time was all where it makes no
-    progress (`Combos.stalled`) wherever it does. A job the allocation gave nothing does not
-    run: the policy decided so."""
-    m = combos.num_jobs
-    speed, target = combos.speed, combos.target[:m]
-    given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
-    stalled = np.zeros(m, dtype=bool)
-    stalled[list(combos.stalled)] = True
-    has = target.sum(axis=1) > 0
-    wanted = (speed > 0) & (target <= 0)
-    wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
-    rows, types = np.nonzero(wanted)
-    return rows.astype(np.int64), types.astype(np.int64)
 
 
 class Chosen(NamedTuple):
@@ -163,30 +141,53 @@ def select(
     names, member_rows = cluster.type_names, combos.rows
     served = priority[rows, types].tolist()
     m = combos.num_jobs
+    # One text per (type, gang, GPUs left): most refused entries share one.
+    texts: dict[tuple[int, int, int], str] = {}
     for c, k, p in zip(rows.tolist(), types.tolist(), served, strict=True):
+        s = scale[c]
         if c < m:  # a job alone, the usual entry
             if running[c]:
                 continue
-            members = member_rows[c]
+            if s > free[k]:
+                if c not in reasons:
+                    reasons[c] = _refused(texts, names, k, s, free[k], capacity[k])
+                continue
+            running[c] = True
         else:
             members = member_rows[c]
             if running[members[0]] or running[members[1]]:
                 _partner_reason(combos, members, running, reasons)
                 continue
-        s = scale[c]
-        if s > free[k]:
-            if any(j not in reasons for j in members):
-                why = _capacity_reason(names[k], s, free[k], capacity[k])
-                for j in members:
-                    reasons.setdefault(j, why)
-            continue
+            if s > free[k]:
+                if any(j not in reasons for j in members):
+                    why = _refused(texts, names, k, s, free[k], capacity[k])
+                    for j in members:
+                        reasons.setdefault(j, why)
+                continue
+            for j in members:
+                running[j] = True
         free[k] -= s
-        for j in members:
-            running[j] = True
         chosen.append(Chosen(c, k, p))
         if not any(free):
             break  # a full cluster: the remaining entries can only wait
     return Selection(tuple(chosen), np.array(free, dtype=np.int64), reasons)
+
+
+def _refused(
+    texts: dict[tuple[int, int, int], str],
+    names: tuple[str, ...],
+    k: int,
+    scale: int,
+    free: int,
+    capacity: int,
+) -> str:
+    """Why a gang of `scale` does not run on type k with `free` GPUs left (made once per
+    round for each such case)."""
+    key = (k, scale, free)
+    text = texts.get(key)
+    if text is None:
+        text = texts[key] = _capacity_reason(names[k], scale, free, capacity)
+    return text
 
 
 def _capacity_reason(name: str, scale: int, free: int, capacity: int) -> str:

@@ -40,6 +40,7 @@ with that reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -131,6 +132,26 @@ class Planner:
         an array with a row per snapshot job and a column per GPU type, in the snapshot's
         orders) and last round's GPUs."""
         previous = previous or {}
+        plan = self.plan(received, previous, elapsed=elapsed)
+        cluster, rows, selection = self.cluster, plan.rows, plan.selection
+        waiting, reasons = _waiting(rows, cluster, selection)
+        return Round(
+            assignments=_assignments(rows, cluster, selection, plan.placements, previous),
+            idle=dict(zip(cluster.type_names, selection.free.tolist(), strict=True)),
+            waiting=waiting,
+            reasons=reasons,
+            elapsed=plan.elapsed,
+        )
+
+    def plan(
+        self,
+        received: Mapping[str, Mapping[str, float]] | FloatArray,
+        previous: Mapping[str, Mapping[str, int]] | None = None,
+        *,
+        elapsed: float | None = None,
+    ) -> Plan:
+        """`next_round` before it is written out as assignments, for a caller that reads the
+        chosen rows and their placements as they are (a simulator, round after round)."""
         cluster = self.cluster
         if isinstance(received, np.ndarray):
             shape = (len(self.fixed.job_ids), len(cluster.type_names))
@@ -143,15 +164,19 @@ class Planner:
         selection = select(rows, cluster, priority, self.order)
         if self.uncovered:
             selection = backfill(selection, rows, self.fixed.speed, self.uncovered)
-        placements = place(selection.chosen, rows, cluster, previous)
-        waiting, reasons = _waiting(rows, cluster, selection)
-        return Round(
-            assignments=_assignments(rows, cluster, selection, placements, previous),
-            idle=dict(zip(cluster.type_names, selection.free.tolist(), strict=True)),
-            waiting=waiting,
-            reasons=reasons,
-            elapsed=total,
-        )
+        placements = place(selection.chosen, rows, cluster, previous or {})
+        return Plan(rows, selection, placements, total)
+
+
+class Plan(NamedTuple):
+    """A round as the mechanism decided it: the rows (`rows.rows[c]`: the snapshot jobs of row
+    c), the selection (`chosen`: row, type, priority, in serving order), one placement per
+    chosen row, and T."""
+
+    rows: Combos
+    selection: Selection
+    placements: list[dict[str, int]]
+    elapsed: float
 
 
 def _check(

@@ -200,7 +200,9 @@ def advance(table: JobTable, running: Running, start: float, end: float) -> Step
     j, rate, kind = running.jobs, running.rate, running.type
     length = end - start
     delay = table.delay_left[j]
-    work = np.maximum(length - delay, 0.0)
+    # Without a preemption cost (the default) no job has one to pay: the interval is all work.
+    delayed = bool(delay.any())
+    work = np.maximum(length - delay, 0.0) if delayed else max(length, 0.0)
     remaining = table.remaining[j]
     # A job at rate 0 (no throughput where it was put) never completes.
     need = remaining / np.where(rate > 0, rate, 1e-300)
@@ -212,12 +214,13 @@ def advance(table: JobTable, running: Running, start: float, end: float) -> Step
     table.since[j, kind] += held
     table.run_seconds[j] += held
     table.gpu_seconds[j] += table.scale[j] * held
-    table.lost_seconds[j] += np.minimum(delay, held)
-    table.delay_left[j] = np.maximum(delay - length, 0.0)
+    if delayed:
+        table.lost_seconds[j] += np.minimum(delay, held)
+        table.delay_left[j] = np.maximum(delay - length, 0.0)
     finished = j[done]
     busy: FloatArray = np.bincount(
         kind, weights=running.gpus * held, minlength=len(table.types)
-    ).astype(float)
+    ).astype(float, copy=False)
     crowd = table.n_active  # the jobs active during the interval (finishing ones included)
     if finished.size:
         table.finish[finished] = start + held[done]

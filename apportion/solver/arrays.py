@@ -99,9 +99,10 @@ class ClusterArrays:
 
     def unplaceable_reasons(self) -> dict[int, str]:
         """Jobs that no allocation can serve, with the reason a user would want to read."""
-        stuck = ~self.eligible.any(axis=1)
-        if not stuck.any():
+        placeable = self.eligible.any(axis=1)
+        if np.count_nonzero(placeable) == placeable.size:
             return {}
+        stuck = ~placeable
         runs_nowhere = ~(self.throughput > 0).any(axis=1)
         too_wide = ~runs_nowhere & stuck
         reasons = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -100,8 +101,8 @@ class Model:
     constraints: list[Block] = field(default_factory=list)
     _col_lower: list[NDArray[np.float64]] = field(default_factory=list)
     _col_upper: list[NDArray[np.float64]] = field(default_factory=list)
-    _integer: list[NDArray[np.bool_]] = field(default_factory=list)
-    _rows: list[dict[Block, sp.spmatrix]] = field(default_factory=list)
+    _integer: list[NDArray[np.bool_]] = field(default_factory=list)  # one flag per block
+    _rows: list[dict[Block, Entries]] = field(default_factory=list)
     _row_lower: list[NDArray[np.float64]] = field(default_factory=list)
     _row_upper: list[NDArray[np.float64]] = field(default_factory=list)
     _cost: dict[Block, NDArray[np.float64]] = field(default_factory=dict)
@@ -128,9 +129,9 @@ class Model:
     ) -> Block:
         block = Block(name, self.num_cols, size, coords)
         self.variables.append(block)
-        self._col_lower.append(np.broadcast_to(np.asarray(lower, float), (size,)))
-        self._col_upper.append(np.broadcast_to(np.asarray(upper, float), (size,)))
-        self._integer.append(np.full(size, integer))
+        self._col_lower.append(_per_element(lower, size))
+        self._col_upper.append(_per_element(upper, size))
+        self._integer.append(np.asarray(integer, bool))
         return block
 
     def add_constraints(
@@ -154,9 +155,9 @@ class Model:
                 )
         block = Block(name, self.num_rows, size, coords)
         self.constraints.append(block)
-        self._rows.append({v: sp.coo_matrix(t) for v, t in terms.items()})
-        self._row_lower.append(np.broadcast_to(np.asarray(lower, float), (size,)))
-        self._row_upper.append(np.broadcast_to(np.asarray(upper, float), (size,)))
+        self._rows.append({v: _entries(t) for v, t in terms.items()})
+        self._row_lower.append(_per_element(lower, size))
+        self._row_upper.append(_per_element(upper, size))
         return block
 
     def set_objective(
@@ -178,11 +179,11 @@ class Model:
             matrix=matrix,
             cost=cost,
             offset=self.offset,
-            col_lower=_concat(self._col_lower),
-            col_upper=_concat(self._col_upper),
-            row_lower=_concat(self._row_lower),
-            row_upper=_concat(self._row_upper),
-            integer=np.concatenate(self._integer) if self._integer else np.zeros(0, bool),
+            col_lower=_concat(self._col_lower, self.variables),
+            col_upper=_concat(self._col_upper, self.variables),
+            row_lower=_concat(self._row_lower, self.constraints),
+            row_upper=_concat(self._row_upper, self.constraints),
+            integer=_concat(self._integer, self.variables, bool),
             variables=tuple(self.variables),
             constraints=tuple(self.constraints),
             shape=self.shape,
@@ -193,10 +194,10 @@ class Model:
         # columns, make one matrix: no empty blocks are built for the pairs without a term.
         rows, cols, values = [], [], []
         for block, terms in zip(self.constraints, self._rows, strict=True):
-            for var, term in terms.items():
-                rows.append(term.row + block.start)
-                cols.append(term.col + var.start)
-                values.append(term.data.astype(float, copy=False))
+            for var, (row, col, data) in terms.items():
+                rows.append(row + block.start)
+                cols.append(col + var.start)
+                values.append(data.astype(float, copy=False))
         shape = (self.num_rows, self.num_cols)
         if not rows:
             return sp.csc_matrix(shape)
@@ -204,8 +205,38 @@ class Model:
         return sp.csc_matrix((np.concatenate(values), coordinates), shape=shape)
 
 
-def _concat(parts: list[NDArray[np.float64]]) -> NDArray[np.float64]:
-    return np.concatenate(parts) if parts else np.zeros(0)
+#: A term's non-zeros as (rows, columns, values), in the order of its COO form.
+Entries = tuple[NDArray[np.integer], NDArray[np.integer], NDArray[np.generic]]
+
+
+def _entries(term: sp.spmatrix | NDArray[np.float64]) -> Entries:
+    """The term's entries as `sp.coo_matrix(term)` holds them, read straight from a dense or
+    CSR term (building a COO matrix costs more than a small model's whole compile)."""
+    if isinstance(term, np.ndarray):
+        rows, cols = np.nonzero(term)
+        return rows, cols, term[rows, cols]
+    if getattr(term, "format", None) == "csr":
+        counts = np.diff(term.indptr)
+        return np.repeat(np.arange(term.shape[0]), counts), term.indices, term.data
+    coo = sp.coo_matrix(term)
+    return coo.row, coo.col, coo.data
+
+
+def _per_element(values: ArrayLike, size: int) -> NDArray[np.float64]:
+    """`values` for a block of `size`: one value for all of it (kept as it is, spread when the
+    model is compiled) or one per element."""
+    array = np.asarray(values, float)
+    if array.ndim == 0 or array.shape == (size,):
+        return array
+    return np.broadcast_to(array, (size,))  # a length-1 array, or the error naming the shapes
+
+
+def _concat(parts: list[NDArray[Any]], blocks: list[Block], dtype: type = float) -> NDArray[Any]:
+    """The blocks' values end to end, one value per element."""
+    out: NDArray[Any] = np.empty(sum(b.size for b in blocks), dtype=dtype)
+    for block, part in zip(blocks, parts, strict=True):
+        out[block.span] = part
+    return out
 
 
 @dataclass(frozen=True, eq=False)

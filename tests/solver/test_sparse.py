@@ -41,3 +41,25 @@ def test_an_earlier_scipy_import_is_used_as_it_is() -> None:
         "assert sp is scipy.sparse\n"
     )
     subprocess.run([sys.executable, "-c", probe], timeout=120, check=True)
+
+
+def test_transpose_dot_is_scipys_product_to_the_last_bit() -> None:
+    """The same products summed in the same order: equal floats, not merely close ones, on
+    matrices with empty rows, empty columns, repeated and unsorted entries."""
+    import numpy as np
+    import scipy.sparse as scipy_sparse
+
+    from apportion.solver.sparse import transpose_dot
+
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        m, n, nnz = (int(v) for v in rng.integers(1, 40, 3))
+        rows, cols = rng.integers(0, m, nnz), rng.integers(0, n, nnz)
+        matrix = scipy_sparse.csr_matrix(
+            (rng.normal(size=nnz) * 10.0 ** rng.integers(-8, 8, nnz), (rows, cols)), shape=(m, n)
+        )
+        if rng.random() < 0.5:
+            matrix.indices, matrix.data = matrix.indices[::-1].copy(), matrix.data[::-1].copy()
+        y = rng.normal(size=m) * 10.0 ** rng.integers(-8, 8, m)
+        expected = matrix.T @ y
+        assert transpose_dot(matrix, y).tolist() == expected.tolist()

@@ -25,6 +25,7 @@ from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import Solution
 from apportion.solver.policy import AllocationEvidence, LpStage
+from apportion.solver.sparse import transpose_dot
 
 MAX_MIN = "max-min"
 PARETO = "pareto"
@@ -42,7 +43,7 @@ def share_stage(
 ) -> LpStage:
     """One solved share LP as a stage; `name` PARETO reads its objective as the Pareto LP's."""
     if name == PARETO:
-        top = float(np.abs(blocks.value.T @ s.groups.count).max(initial=0.0))
+        top = float(np.abs(transpose_dot(blocks.value, s.groups.count)).max(initial=0.0))
         scale = top / COST_SCALE if top > 0 else 1.0
     else:
         scale = blocks.level_scale

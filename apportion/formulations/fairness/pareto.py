@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from apportion.formulations.fairness.share_lp import LevelState, ShareStructure
 from apportion.solver.arraytypes import FloatArray
+from apportion.solver.sparse import transpose_dot
 
 #: Floors sit this far (relative) below the level they keep: an interior point satisfies its
 #: rows only to its tolerance, so a floor exactly at its own optimum can read as infeasible.
@@ -59,7 +60,7 @@ def total_share_costs(value: sp.csr_matrix, count: FloatArray) -> FloatArray:
     """Objective coefficients of Σ_g n_g v_g over the value columns (X, then Y), scaled so the
     largest is `COST_SCALE` (the optimum does not change; the solver's cost tolerances then
     read them relative to each other, whatever the magnitude of the shares)."""
-    costs: FloatArray = np.asarray(value.T @ count, dtype=float).ravel()
+    costs: FloatArray = transpose_dot(value, count)
     top = float(np.abs(costs).max(initial=0.0))
     return costs * (COST_SCALE / top) if top > 0 else costs
 

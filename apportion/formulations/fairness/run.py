@@ -49,6 +49,7 @@ from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import LpMethod, Solution
 from apportion.solver.context import SolveContext
 from apportion.solver.policy import Outcome
+from apportion.solver.sparse import transpose_dot
 from apportion.solver.status import Status
 
 NAME = "max_min_fairness"
@@ -131,9 +132,9 @@ def _all_bottlenecks(
     columns = solution.x[: blocks.value.shape[1]]
     if repair_columns(columns, time_m, capacity_m, s, blocks)[1] > ROUND_OFF:
         return False
-    gain = blocks.value.T @ duals
-    price = time_m.T @ np.abs(solution.dual(blocks.time))
-    price += capacity_m.T @ np.abs(solution.dual(blocks.capacity))
+    gain = transpose_dot(blocks.value, duals)
+    price = transpose_dot(time_m, np.abs(solution.dual(blocks.time)))
+    price += transpose_dot(capacity_m, np.abs(solution.dual(blocks.capacity)))
     tol = dual_tol if vertex else slack_tol
     return bool((gain - price <= tol * np.maximum(gain, price)).all())
 

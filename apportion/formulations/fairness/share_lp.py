@@ -102,6 +102,8 @@ class ShareBlocks:
     row_scale: FloatArray  # c_g: share row g is divided by it
     level_scale: float  # r: the model's t is t / r
     entity_scale: FloatArray  # r_e = r W_e / σ_e: the model's z_e is z_e / r_e
+    # (time, capacity): the time and capacity rows over the value columns, unscaled.
+    resources: tuple[sp.csr_matrix, sp.csr_matrix]
     time: Block | None = None
     capacity: Block | None = None
 
@@ -182,9 +184,11 @@ def build_share_lp(
     rows for each of them)."""
     model = Model(name)
     x, y = _columns(model, s)
-    value_y, time_y, capacity_y = pair_terms(s)
-    value_x = x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu])
-    value = sp.hstack([value_x, value_y], format="csr")
+    parts = _parts(s, x, y)
+    value, time_m, capacity_m = (
+        ms[0] if len(ms) == 1 else sp.hstack(ms, format="csr")
+        for ms in zip(*parts.values(), strict=True)
+    )
     c, r = _scales(s, state, value)
     r_e = entity_scales(s, state, r)
     e = None
@@ -198,8 +202,8 @@ def build_share_lp(
             "z", s.num_entities, lower=0.0, coords=(("entity", s.entity_names),)
         )
     t = model.add_variables("t", 1, lower=state.t_floor / r)
-    per_row = sp.diags(1.0 / c, format="csr")
-    share_terms: dict[Block, Any] = {x.block: per_row @ value_x}
+    per_row = 1.0 / c
+    share_terms: dict[Block, Any] = {x.block: _rows_scaled(parts[x.block][0], per_row)}
     level_terms = share_level_coefficients(s, state, c, r_e)
     if z is None:  # z_e = W_e t / σ_e = r_e t / r: in the model's units, z_e is t itself
         share_terms[t] = level_terms[:, None]
@@ -208,12 +212,10 @@ def build_share_lp(
         share_terms[z] = sp.csr_matrix((level_terms, (rows, s.entity)), shape=(s.size, z.size))
     if e is not None:
         share_terms[e] = -sp.identity(s.size, format="csr")
-    time_terms: dict[Block, Any] = {x.block: x.per_group(np.ones(x.block.size))}
-    capacity_terms: dict[Block, Any] = {x.block: x.per_type((s.groups.count * s.scale)[x.group])}
     if y is not None:
-        share_terms[y] = per_row @ value_y
-        time_terms[y] = time_y
-        capacity_terms[y] = capacity_y
+        share_terms[y] = _rows_scaled(parts[y][0], per_row)
+    time_terms = {block: part[1] for block, part in parts.items()}
+    capacity_terms = {block: part[2] for block, part in parts.items()}
     group_coords = (("job", s.labels),)
     share = model.add_constraints("share", share_terms, lower=state.lower / c, coords=group_coords)
     time = model.add_constraints("time", time_terms, upper=1.0, coords=group_coords)
@@ -224,8 +226,35 @@ def build_share_lp(
     model.set_objective({e: 1.0} if e is not None and state.testing else {t: 1.0}, Sense.MAXIMIZE)
     if y is None:
         model.shape = block_shape(s, x, e, share, time, z)
-    blocks = ShareBlocks(x, y, e, z, t, share, level, value, c, r, r_e, time, capacity)
+    resources = (time_m, capacity_m)
+    blocks = ShareBlocks(x, y, e, z, t, share, level, value, c, r, r_e, resources, time, capacity)
     return model, blocks
+
+
+def _parts(
+    s: ShareStructure, x: Allocation, y: Block | None
+) -> dict[Block, tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]]:
+    """(value, time, capacity) rows over the X columns and, if there are any, the Y columns."""
+    parts = {
+        x.block: (
+            x.per_group(s.gain[x.group] * s.throughput[x.group, x.gpu]),
+            x.per_group(np.ones(x.block.size)),
+            x.per_type((s.groups.count * s.scale)[x.group]),
+        )
+    }
+    if y is not None:
+        parts[y] = pair_terms(s)
+    return parts
+
+
+def _rows_scaled(m: sp.csr_matrix, factor: FloatArray) -> sp.csr_matrix:
+    """diag(factor) @ m, entry by entry (the same products, and the zeros they make dropped as
+    the matrix product drops them), without a general sparse product's cost."""
+    data = m.data * np.repeat(factor, np.diff(m.indptr))
+    scaled = sp.csr_matrix((data, m.indices, m.indptr), shape=m.shape)
+    if not data.all():
+        scaled.eliminate_zeros()
+    return scaled
 
 
 def block_shape(
@@ -251,7 +280,10 @@ ORDINARY = (1e-3, 1e3)
 
 def _scales(s: ShareStructure, state: LevelState, value: sp.csr_matrix) -> tuple[FloatArray, float]:
     """(c, r) of the module docstring's scaling, for the state the model is built in."""
-    c = np.asarray(abs(value).max(axis=1).todense()).ravel()
+    c = np.zeros(value.shape[0])
+    filled = np.diff(value.indptr) > 0
+    if value.nnz:  # the largest |entry| of each row with entries, in one pass over them
+        c[filled] = np.maximum.reduceat(np.abs(value.data), value.indptr[:-1][filled])
     c = np.where(c > 0, c, 1.0)
     if ORDINARY[0] <= c.min() and c.max() <= ORDINARY[1]:
         # Rows of ordinary magnitude are left as written: the solver's own scaling does better

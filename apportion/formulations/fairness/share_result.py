@@ -51,15 +51,17 @@ def job_answer(
         shortfall = float(np.max(short, initial=0.0))
     nx = blocks.x.block.size
     x_dense = blocks.x.dense(columns[:nx])
-    value_y, time_y, _ = pair_terms(s)
     allocation = np.zeros((problem.num_jobs, problem.num_types))
     allocation[jobs] = x_dense[s.groups.inverse]
     # Each job's own throughputs: an agnostic policy merges jobs whose measured ones differ.
     eff = np.zeros(problem.num_jobs)
-    paired = (value_y @ columns[nx:]) / s.gain  # pair throughputs are measured already
-    eff[jobs] = np.einsum("jk,jk->j", measured[jobs], allocation[jobs]) + paired[s.groups.inverse]
+    eff[jobs] = np.einsum("jk,jk->j", measured[jobs], allocation[jobs])
     shared = np.zeros(problem.num_jobs)
-    shared[jobs] = (time_y @ columns[nx:])[s.groups.inverse]
+    if columns.size > nx:
+        value_y, time_y, _ = pair_terms(s)
+        paired = (value_y @ columns[nx:]) / s.gain  # pair throughputs are measured already
+        eff[jobs] += paired[s.groups.inverse]
+        shared[jobs] = (time_y @ columns[nx:])[s.groups.inverse]
     return JobAnswer(
         allocation,
         eff,
@@ -93,13 +95,7 @@ def exact_values(
 
 def resource_matrices(s: ShareStructure, b: ShareBlocks) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """(time, capacity) rows over the value columns (X, then Y)."""
-    _, time_y, capacity_y = pair_terms(s)
-    x = b.x
-    time_m = sp.hstack([x.per_group(np.ones(x.block.size)), time_y], format="csr")
-    capacity_m = sp.hstack(
-        [x.per_type((s.groups.count * s.scale)[x.group]), capacity_y], format="csr"
-    )
-    return time_m, capacity_m
+    return b.resources
 
 
 def repair_columns(

@@ -71,9 +71,9 @@ class FifoOptions(PolicyOptions):
 
 def queue_order(problem: ClusterArrays) -> IntArray:
     """Job indices by arrival time, ties by id."""
-    order: IntArray = np.argsort(problem.arrival_time, kind="stable")
+    order: IntArray = problem.arrival_time.argsort(kind="stable")
     arrival = problem.arrival_time[order]
-    if (arrival[1:] != arrival[:-1]).all():
+    if not np.count_nonzero(arrival[1:] == arrival[:-1]):
         return order  # no ties: the ids are never compared (an array of strings is costly)
     order = np.lexsort((np.array(problem.job_ids), problem.arrival_time))
     return order
@@ -82,30 +82,32 @@ def queue_order(problem: ClusterArrays) -> IntArray:
 def run(
     snapshot: Snapshot, problem: ClusterArrays, options: FifoOptions, ctx: SolveContext
 ) -> Outcome:
-    everyone = np.arange(problem.num_jobs)
-    require_job_field(problem, problem.arrival_time, everyone, "arrival_time", NAME)
+    m = problem.num_jobs
+    require_job_field(problem, problem.arrival_time, np.arange(m), "arrival_time", NAME)
     reasons = problem.unplaceable_reasons()
-    finished = np.flatnonzero(problem.steps_remaining <= 0).tolist()
+    finished = np.nonzero(problem.steps_remaining <= 0)[0].tolist()
     reasons.update(dict.fromkeys(finished, "no steps remaining"))
     order = queue = queue_order(problem)
     if reasons:
-        skipped = np.zeros(problem.num_jobs, bool)
+        skipped = np.zeros(m, bool)
         skipped[list(reasons)] = True
         queue = order[~skipped[order]]
-    speed = np.where(problem.eligible, problem.throughput, 0.0)[queue]
-    choice, state, blocker = place(
-        speed, problem.scale_factor[queue], problem.gpu_count, options.mode
+    # The throughputs as they are, not masked by eligibility: the rule only takes a type with
+    # s_j free GPUs (so never one with fewer than s_j) where the throughput is positive.
+    choice, state, stop = place(
+        problem.throughput[queue], problem.scale_factor[queue], problem.gpu_count, options.mode
     )
     running = choice >= 0
-    allocation = np.zeros((problem.num_jobs, problem.num_types))
-    allocation[queue[running], choice[running]] = 1.0
-    blocked_by = None if blocker is None else int(queue[blocker])
-    reasons.update(_waiting(problem, queue, state, blocked_by, options.mode))
-    position = np.empty(problem.num_jobs, dtype=np.int64)
-    position[order] = np.arange(1, problem.num_jobs + 1)
-    started = int(np.count_nonzero(running))
-    flags = np.zeros(problem.num_jobs, bool)
-    flags[queue[running]] = True
+    placed = queue[running]
+    allocation = np.zeros((m, problem.num_types))
+    allocation[placed, choice[running]] = 1.0
+    blocked_by = None if stop is None else int(queue[stop])
+    reasons.update(_waiting(problem, queue, state, stop, options.mode))
+    position = np.empty(m, dtype=np.int64)
+    position[order] = np.arange(1, m + 1)
+    flags = np.zeros(m, bool)
+    flags[placed] = True
+    started = placed.size
     return Outcome(
         Status.OPTIMAL,
         float(started),
@@ -116,7 +118,7 @@ def run(
         summary={
             "mode": options.mode,
             "running": started,
-            "waiting": problem.num_jobs - started,
+            "waiting": m - started,
             "blocked_by": None if blocked_by is None else problem.job_ids[blocked_by],
         },
     )
@@ -125,8 +127,9 @@ def run(
 def place(
     speed: FloatArray, scale: FloatArray, capacity: FloatArray, mode: str
 ) -> tuple[IntArray, IntArray, int | None]:
-    """The queue (rows in order; speed 0 where a job cannot run) → (type per job or −1, what
-    happened to each, the position of the job that stopped the queue)."""
+    """The queue (rows in order; speed 0 where a job makes no progress; a type with fewer GPUs
+    than a job's gang never has room for it) → (type per job or −1, what happened to each, the
+    position of the job that stopped the queue)."""
     n = scale.size
     choice = np.full(n, -1, dtype=np.int64)
     state = np.full(n, NO_ROOM, dtype=np.int64)
@@ -222,26 +225,37 @@ def _walk(
     return choice, state, None
 
 
+_WAITING = {
+    NO_ROOM: "waiting: no GPU type it can run on has {} free GPUs",
+    NO_GAIN: "waiting: the GPU types with {} free GPUs give it no throughput",
+}
+
+
 def _waiting(
-    problem: ClusterArrays, queue: IntArray, state: IntArray, blocker: int | None, mode: str
+    problem: ClusterArrays, queue: IntArray, state: IntArray, stop: int | None, mode: str
 ) -> dict[int, str]:
-    """The reason of every job of the queue that does not run (one text per (kind, scale
-    factor), shared: formatting one per job was most of the pass on long queues)."""
-    waiting = np.flatnonzero(state != PLACED)
-    jobs = queue[waiting]
-    size = 1 << 32  # above any scale factor: one integer key per (kind, scale factor)
-    keys = (state[waiting] * size + problem.scale_factor[jobs].astype(np.int64)).tolist()
-    behind = "" if blocker is None else f"waiting behind {problem.job_ids[blocker]!r} ({mode} FIFO)"
-    texts = {
-        NO_ROOM: "waiting: no GPU type it can run on has {} free GPUs",
-        NO_GAIN: "waiting: the GPU types with {} free GPUs give it no throughput",
-        BEHIND: behind,
-    }
-    shared = {key: texts[key // size].format(key % size) for key in set(keys)}
-    out = dict(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
-    if mode == "gavel" and blocker is not None:
-        s = int(problem.scale_factor[blocker])
+    """The reason of every job of the queue that does not run: before the job that stopped
+    the queue, one text per (kind, scale factor), shared (formatting one per job was most of
+    the pass on long queues); that job's own; one text for every job behind it."""
+    end = state.size if stop is None else stop
+    waiting = np.nonzero(state[:end] != PLACED)[0]
+    out: dict[int, str] = {}
+    if waiting.size:
+        jobs = queue[waiting]
+        size = 1 << 32  # above any scale factor: one integer key per (kind, scale factor)
+        keys = (state[waiting] * size + problem.scale_factor[jobs].astype(np.int64)).tolist()
+        shared = {key: _WAITING[key // size].format(key % size) for key in set(keys)}
+        out = dict(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
+    if stop is None:
+        return out
+    blocker = int(queue[stop])
+    s = int(problem.scale_factor[blocker])
+    if mode == "gavel":
         out[blocker] = f"waiting: no GPU type has {s} free GPUs (the queue stops here)"
+    else:
+        out[blocker] = _WAITING[NO_ROOM].format(s)
+    behind = f"waiting behind {problem.job_ids[blocker]!r} ({mode} FIFO)"
+    out.update(dict.fromkeys(queue[stop + 1 :].tolist(), behind))
     return out
 
 

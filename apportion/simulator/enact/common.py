@@ -61,21 +61,23 @@ class Holdings:
         """Record the new holdings: moves, first starts, delays, the type each job runs on."""
         table, previous, kept = self.table, self.previous, kept or {}
         jobs = list(placements)
-        stayed = np.array(
-            [kept.get(j, False) or previous.get(j) == placements[j] for j in jobs], dtype=bool
-        )
         index = np.array(jobs, dtype=np.int64)
-        started = ~np.isnan(table.first_start[index])
-        moved = index[started & ~stayed]
-        table.moves[moved] += 1
-        table.first_start[index[~started]] = now
-        paying = index[~stayed] if self.overhead.first_start else moved
-        # A job's own restart time (Sia's per-model figures) where the trace gives one.
-        own = table.restart_seconds[paying]
-        modelled = self.overhead.seconds(table.scale[paying])
-        table.delay_left[paying] = np.where(np.isnan(own), modelled, own)
+        # Most rounds extend most leases: only the jobs that start or move pay anything.
+        changed = [j for j in jobs if not (kept.get(j, False) or previous.get(j) == placements[j])]
+        if changed:
+            fresh = np.array(changed, dtype=np.int64)
+            started = ~np.isnan(table.first_start[fresh])
+            moved = fresh[started]
+            table.moves[moved] += 1
+            table.first_start[fresh[~started]] = now
+            paying = fresh if self.overhead.first_start else moved
+            # A job's own restart time (Sia's per-model figures) where the trace gives one.
+            own = table.restart_seconds[paying]
+            modelled = self.overhead.seconds(table.scale[paying])
+            table.delay_left[paying] = np.where(np.isnan(own), modelled, own)
         stopped = [j for j in previous if j not in placements]
-        table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
+        if stopped:
+            table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
         table.cur_type[list(previous)] = -1
         table.cur_type[index] = [types[j] for j in jobs]
         self.previous = dict(placements)  # the placements are the caller's to give away
@@ -102,9 +104,10 @@ def running_from(
     slowdown: Mapping[int, float] | None = None,
 ) -> Running:
     """Running jobs at their own throughput on their type, divided by any contention slowdown."""
-    jobs = np.fromiter(placements, dtype=np.int64, count=len(placements))
-    kind = np.array([types[j] for j in jobs.tolist()], dtype=np.int64)
-    gpus = np.array([sum(placements[j].values()) for j in jobs.tolist()], dtype=np.int64)
+    order = list(placements)
+    jobs = np.array(order, dtype=np.int64)
+    kind = np.array([types[j] for j in order], dtype=np.int64)
+    gpus = np.array([sum(p.values()) for p in placements.values()], dtype=np.int64)
     rate: FloatArray = table.thr[jobs, kind] if jobs.size else np.zeros(0)
     if table.spread:  # empty unless the trace measured spreads
         rate = rate.copy()

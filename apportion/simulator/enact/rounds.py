@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from apportion.mechanism.arrays import Cluster
-from apportion.mechanism.rounds import Planner
+from apportion.mechanism.rounds import Plan, Planner
 from apportion.mechanism.types import PairShare
 from apportion.simulator.clients import Answer, Decider, Request
 from apportion.simulator.config import Contention, SimConfig
@@ -36,6 +36,7 @@ class RoundsEnactor:
     def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
         self._planner: Planner | None = None
         self._cluster: Cluster | None = None
+        self._to_table: list[int] = []  # the table's column of each of the cluster's types
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
         self.holdings = Holdings(table, config.overhead)
@@ -73,7 +74,10 @@ class RoundsEnactor:
             self._offer(request.jobs)
             # Built here from checked parts: the planner keeps what only changes with them.
             snapshot = request.snapshot
-            self._cluster = self._cluster or Cluster.of(snapshot)  # the trace's nodes throughout
+            if self._cluster is None:  # the trace's nodes throughout
+                self._cluster = Cluster.of(snapshot)
+                column = {k: i for i, k in enumerate(self.table.types)}
+                self._to_table = [column[name] for name in self._cluster.type_names]
             self._planner = Planner(
                 snapshot,
                 self._allocation,
@@ -85,9 +89,9 @@ class RoundsEnactor:
                 order=self.config.round_order,
             )
         received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
-        chosen = self._planner.next_round(received, self.holdings.by_id)
+        plan = self._planner.plan(received, self.holdings.by_id)
         self.calls.mechanism_seconds += time.perf_counter() - started
-        return self._enact(now, chosen.assignments)
+        return self._enact(now, plan, request.jobs)
 
     def _uncovered(self, active: IntArray) -> list[str]:
         """With back-fill, the active jobs the last solve was not asked about, by arrival."""
@@ -135,20 +139,27 @@ class RoundsEnactor:
         self.table.since[:] = 0.0
         self.together = {}
 
-    def _enact(self, now: float, assignments: Any) -> Running:
+    def _enact(self, now: float, plan: Plan, jobs: IntArray) -> Running:
+        """The round's chosen rows as the jobs (`jobs`: the snapshot's, in its order) that run,
+        where, on which type, whether they keep their GPUs and with which pair partner: what
+        `Round.assignments` says of them, read from the plan without writing it out."""
         table = self.table
-        column = {k: i for i, k in enumerate(table.types)}
+        to_table = self._to_table
+        held, ids, members, job = self.holdings.previous, table.ids, plan.rows.rows, jobs.tolist()
         placements: dict[int, Placement] = {}
         types: dict[int, int] = {}
         kept: dict[int, bool] = {}
         partner: dict[int, str] = {}
-        for a in assignments:
-            j = table.index[a.job]
-            placements[j] = a.placement  # `Holdings.enact` keeps its own copy
-            types[j] = column[a.gpu_type]
-            kept[j] = bool(a.kept)
-            if a.shared_with is not None:
-                partner[j] = a.shared_with
+        for (c, k, _), placement in zip(plan.selection.chosen, plan.placements, strict=True):
+            if len(members[c]) == 1:  # a job alone; `Holdings.enact` keeps its own copy
+                j = job[c]
+                placements[j], types[j], kept[j] = placement, to_table[k], held.get(j) == placement
+                continue
+            a, b = (job[m] for m in members[c])
+            for j, other in ((a, b), (b, a)):
+                placements[j] = dict(placement)
+                types[j], kept[j] = to_table[k], held.get(j) == placement
+                partner[j] = ids[other]
         self.holdings.enact(now, placements, types, kept)
         slowdown = None
         if self._slowdown is not None:

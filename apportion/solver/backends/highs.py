@@ -96,6 +96,31 @@ def to_highs_lp(model: CompiledModel, with_names: bool = False) -> highspy.Highs
     return lp
 
 
+def pass_model(h: highspy.Highs, model: CompiledModel) -> None:
+    """Hand the compiled model to `h` by its arrays (no names): HiGHS reads them in place,
+    where a `HighsLp` copies each one through Python first (most of a small model's passing)."""
+    matrix = model.matrix
+    maximize = model.sense is Sense.MAXIMIZE
+    h.passModel(
+        model.num_cols,
+        model.num_rows,
+        int(matrix.nnz),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize),
+        model.offset,
+        model.cost,
+        model.col_lower,
+        model.col_upper,
+        model.row_lower,
+        model.row_upper,
+        matrix.indptr.astype(np.int32),
+        matrix.indices.astype(np.int32),
+        matrix.data.astype(np.float64),
+        # One entry per column is read whatever the model (an LP's are all continuous, 0).
+        model.integer.astype(np.int32) * int(highspy.HighsVarType.kInteger),
+    )
+
+
 class Scheduler:
     """Runs of HiGHS in this process, kept consistent with its one task scheduler.
 
@@ -188,7 +213,7 @@ class HighsBackend(Backend):
             raise ValueError(f"HiGHS's {solver} is an LP algorithm: a MILP takes solver choose")
         h = highspy.Highs()
         configure(h, model, settings)
-        h.passModel(to_highs_lp(model))
+        pass_model(h, model)
         if settings.start is not None and model.is_mip:
             # An incumbent from the start: a time limit then always returns something feasible.
             index, value = settings.start
@@ -328,7 +353,7 @@ class HighsSession:
         self._threads = settings.threads
         self._h = highspy.Highs()
         configure(self._h, model, settings)
-        self._h.passModel(to_highs_lp(model))
+        pass_model(self._h, model)
 
     def change_coefficients(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
         """A[row, col] = value for each triple (HiGHS has no batch call for this)."""
