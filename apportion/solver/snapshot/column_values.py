@@ -1,0 +1,118 @@
+"""One column of a field, checked at once: what the field's per-job type accepts, in numpy.
+
+A column is a list (decoded JSON: numbers, strings, booleans, null) or, in the library, a
+one-dimensional numpy array (a masked array's masked entries are null). Each check answers the
+column's values, or None when some entry is not plainly acceptable; then the field's own
+pydantic type, the one a job's document is validated with, goes over the column
+(`refusals`): it names each refused entry with the per-job schema's own reason, or, when it
+refuses none (an entry of a type numpy does not read, such as a numpy scalar in a list), its
+validated values are used. So a column accepts exactly what the per-job schema accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from types import GenericAlias
+from typing import Any
+
+import numpy as np
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from apportion.solver.arraytypes import BoolArray, FloatArray
+from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE
+
+#: A refused entry: (row, reason, error type), as the per-job schema gives them.
+Refusal = tuple[int, str, str]
+
+_NUMBERS = frozenset({int, float, type(None)})
+_INTEGERS = frozenset({int, type(None)})
+_FLAGS = frozenset({bool, type(None)})
+_LAZY = ConfigDict(defer_build=True)
+
+
+@cache
+def adapter(element: Any) -> TypeAdapter[list[Any]]:
+    """The validator of a whole column of `element` (built on first use)."""
+    return TypeAdapter(GenericAlias(list, element), config=_LAZY)  # type: ignore[arg-type]
+
+
+def plain(column: Sequence[Any] | np.ndarray) -> list[Any]:
+    """The column as a list of Python values (null for a masked entry)."""
+    return column.tolist() if isinstance(column, np.ndarray) else list(column)
+
+
+def refusals(column: Sequence[Any] | np.ndarray, element: Any) -> tuple[list[Any], list[Refusal]]:
+    """The column validated entry by entry with the per-job type `element` (in pydantic's
+    core): its values, or every refused entry with the reason the per-job schema gives."""
+    try:
+        return adapter(element).validate_python(plain(column)), []
+    except ValidationError as exc:
+        found = [
+            (int(e["loc"][0]), e["msg"].removeprefix("Value error, "), e["type"])
+            for e in exc.errors(include_url=False)
+        ]
+        return [], found
+
+
+def real_values(
+    column: Sequence[Any] | np.ndarray, zero: bool, signed: bool
+) -> tuple[FloatArray, BoolArray] | None:
+    """(values, missing) of a column of numbers, null where not given, each 0 (when `zero`) or
+    of a magnitude from `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (of either sign when `signed`)."""
+    if isinstance(column, np.ndarray):
+        if column.dtype.kind not in "fiu":
+            return None
+        missing = np.ma.getmaskarray(column)
+        values = np.asarray(np.ma.getdata(column), dtype=float)
+    else:
+        if not set(map(type, column)) <= _NUMBERS:
+            return None
+        try:
+            values = np.array(column, dtype=float)
+        except OverflowError:  # an integer beyond any float: out of range
+            return None
+        missing = np.isnan(values)
+        if int(missing.sum()) != column.count(None):  # a NaN given, not an entry left out
+            return None
+    size = np.abs(values) if signed else values
+    inside = (size >= MIN_MAGNITUDE) & (size <= MAX_MAGNITUDE)
+    if zero:
+        inside |= values == 0
+    if not bool((inside | missing).all()):
+        return None
+    return np.where(missing, np.nan, values), missing
+
+
+def count_values(column: Sequence[Any] | np.ndarray) -> tuple[FloatArray, BoolArray] | None:
+    """(values, missing) of a column of whole numbers from 1 to `MAX_COUNT` (JSON integers, not
+    booleans nor floats: an integer dtype in numpy), null where not given."""
+    if isinstance(column, np.ndarray):
+        if column.dtype.kind not in "iu":
+            return None
+        missing = np.ma.getmaskarray(column)
+        values = np.asarray(np.ma.getdata(column), dtype=float)
+    else:
+        if not set(map(type, column)) <= _INTEGERS:
+            return None
+        try:
+            values = np.array(column, dtype=float)
+        except OverflowError:
+            return None
+        missing = np.isnan(values)
+    inside = (values >= 1) & (values <= MAX_COUNT)
+    if not bool((inside | missing).all()):
+        return None
+    return values, missing
+
+
+def flag_values(column: Sequence[Any] | np.ndarray) -> BoolArray | None:
+    """A column of true/false, null (false) where not given."""
+    if isinstance(column, np.ndarray):
+        if column.dtype.kind != "b":
+            return None
+        return np.ma.getdata(column) & ~np.ma.getmaskarray(column)
+    if not set(map(type, column)) <= _FLAGS:
+        return None
+    # bool(None) is False, the default; map runs in C.
+    return np.fromiter(map(bool, column), dtype=bool, count=len(column))
