@@ -27,6 +27,7 @@ from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import SolveOptions
 from apportion.solver.pipeline import checked_request, paused_gc, solve
 from apportion.solver.registry import DEFAULT_POLICY, all_policies, find_policy
+from apportion.solver.result.render import answer_json
 from apportion.solver.snapshot import Snapshot, parse_snapshot
 
 R = TypeVar("R")
@@ -99,8 +100,9 @@ def handle(body: bytes | str, limits: Limits, endpoint: Endpoint[Any]) -> Answer
             return _refused(exc)
         finally:
             _alarm(0.0)
-        # Bytes straight from the serializer (model_dump_json would make a str, then bytes).
-        rendered = answer.__pydantic_serializer__.to_json(answer)
+        # Bytes straight from the serializer (model_dump_json would make a str, then bytes);
+        # jobs written as columns go from their arrays to JSON.
+        rendered = answer_json(answer)
     if len(rendered) <= SPOOL_BYTES:
         return Answer(200, rendered, JSON, meta)
     return _spooled(rendered, meta, Path(limits.answers) if limits.answers else spool_dir())

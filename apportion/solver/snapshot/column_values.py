@@ -11,8 +11,9 @@ validated values are used. So a column accepts exactly what the per-job schema a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Mapping, Sequence
+from functools import cache, partial
+from operator import is_, is_not
 from types import GenericAlias
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from apportion.solver.arraytypes import BoolArray, FloatArray
-from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE
+from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MAX_NAME, MIN_MAGNITUDE
 
 #: A refused entry: (row, reason, error type), as the per-job schema gives them.
 Refusal = tuple[int, str, str]
@@ -106,6 +107,24 @@ def count_values(column: Sequence[Any] | np.ndarray) -> tuple[FloatArray, BoolAr
     return values, missing
 
 
+def name_values(column: Sequence[Any] | np.ndarray, nullable: bool = False) -> list[Any] | None:
+    """A column of names (`types.Name`, or null where `nullable`) that need no stripping, as
+    given; None for anything else (a name to strip or of the wrong length, a wrong type), which
+    the pydantic type decides."""
+    given = plain(column) if isinstance(column, np.ndarray) else list(column)
+    names = list(filter(partial(is_not, None), given)) if nullable else given
+    if not set(map(type, names)) <= {str}:
+        return None
+    # str.strip returns the very string when there is nothing to strip, and strips every
+    # character pydantic's does (and a few control characters more: those go to pydantic).
+    if not all(map(is_, names, map(str.strip, names))):
+        return None
+    lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+    if lengths.size and (lengths.min() < 1 or lengths.max() > MAX_NAME):
+        return None
+    return given
+
+
 def flag_values(column: Sequence[Any] | np.ndarray) -> BoolArray | None:
     """A column of true/false, null (false) where not given."""
     if isinstance(column, np.ndarray):
@@ -116,3 +135,28 @@ def flag_values(column: Sequence[Any] | np.ndarray) -> BoolArray | None:
         return None
     # bool(None) is False, the default; map runs in C.
     return np.fromiter(map(bool, column), dtype=bool, count=len(column))
+
+
+def job_documents(columns: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The job documents that jobs given as columns stand for (entry j of each column is job
+    j's; a null entry is left out), before any validation; None when the columns do not line
+    up (validating the columns says why). Python per job: for editing a snapshot (a what-if
+    patch), not for solving one."""
+    ids = columns.get("id")
+    flat = {key: value for key, value in columns.items() if key != "throughput"}
+    typed = columns.get("throughput", {})
+    if not isinstance(ids, list | tuple | np.ndarray) or not isinstance(typed, Mapping):
+        return None
+    every = [*flat.values(), *typed.values()]
+    if not all(isinstance(c, list | tuple | np.ndarray) and len(c) == len(ids) for c in every):
+        return None
+    documents: list[dict[str, Any]] = [{} for _ in ids]
+    for key, column in flat.items():
+        for document, value in zip(documents, plain(column), strict=True):
+            if value is not None:
+                document[key] = value
+    for name, column in typed.items():
+        for document, value in zip(documents, plain(column), strict=True):
+            if value is not None:
+                document.setdefault("throughput", {})[name] = value
+    return documents

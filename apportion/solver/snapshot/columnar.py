@@ -28,7 +28,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
 from apportion.solver.arraytypes import BoolArray, FloatArray
-from apportion.solver.errors import FieldError
+from apportion.solver.errors import FieldError, InputError
 from apportion.solver.snapshot import column_values as cv
 from apportion.solver.snapshot.columns import (
     FIELDS,
@@ -100,8 +100,14 @@ class _Reader:
         if quick is not None:
             return quick
         validated = self.validated(loc, column)
-        # Accepted by the per-job type though not plainly (numpy scalars in a list, say).
-        return None if validated is None else fast(validated)
+        if validated is None:
+            return None
+        # Accepted by the per-job type though not plainly (numpy scalars in a list, say): its
+        # values are plain.
+        read = fast(validated)
+        if read is None:
+            raise AssertionError(f"jobs.{loc}: the column's check refuses what its type accepts")
+        return read
 
     def validated(self, loc: Loc, column: Column) -> list[Any] | None:
         """The column through the per-job type of its field; refused entries reported."""
@@ -138,8 +144,7 @@ def jobs_from_columns(
     matrix = _throughput(reader, document.get("throughput", {}), gpu_names or [], m)
     classes = flags = None
     if "workload_class" in document:
-        column = reader.column(("workload_class",), document["workload_class"])
-        classes = None if column is None else reader.validated(("workload_class",), column)
+        classes = reader.values(("workload_class",), document["workload_class"], _names)
     if "consolidate" in document:
         flags = reader.values(("consolidate",), document["consolidate"], cv.flag_values)
     if reader.errors or ids is None or scale is None or matrix is None:
@@ -173,11 +178,11 @@ def _ids(reader: _Reader, document: Mapping[str, Any]) -> list[str] | None:
     if "id" not in document:
         reader.errors.append(FieldError(("id",), "Field required", "missing"))
         return None
-    column = reader.column(("id",), document["id"])
-    if column is None:
+    if not isinstance(document["id"], list | tuple | np.ndarray):
+        reader.column(("id",), document["id"])  # says why
         return None
-    reader.rows = len(column)
-    ids = reader.validated(("id",), column)
+    reader.rows = len(document["id"])
+    ids = reader.values(("id",), document["id"], cv.name_values)
     if ids is None or len(set(ids)) == len(ids):
         return ids
     seen: set[str] = set()
@@ -187,6 +192,10 @@ def _ids(reader: _Reader, document: Mapping[str, Any]) -> list[str] | None:
             reader.errors.append(FieldError(("id", i), reason, "duplicate"))
         seen.add(job_id)
     return None
+
+
+def _names(column: Column) -> list[str | None] | None:
+    return cv.name_values(column, nullable=True)
 
 
 def _counts(reader: _Reader, value: Any) -> FloatArray | None:
@@ -215,7 +224,8 @@ def _throughput(
         reason = "Input should be a valid dictionary"
         reader.errors.append(FieldError(("throughput",), reason, "dict_type"))
         return None
-    matrix, given = np.zeros((m, len(gpu_names))), np.zeros((m, len(gpu_names)), dtype=bool)
+    # Built a type at a time, each type's column contiguous; handed on as (jobs × types).
+    by_type, given = np.zeros((len(gpu_names), m)), np.zeros((len(gpu_names), m), dtype=bool)
     column_of = {name: k for k, name in enumerate(gpu_names)}
     fine = True
     for key, column in value.items():
@@ -233,9 +243,9 @@ def _throughput(
                 fine = False
             continue
         k = column_of[name]
-        matrix[:, k] = np.where(missing, matrix[:, k], values)
-        given[:, k] |= ~missing
-    return (matrix, given) if fine else None
+        by_type[k] = np.where(missing, by_type[k], values)
+        given[k] |= ~missing
+    return (by_type.T, given.T) if fine else None
 
 
 def _type_name(reader: _Reader, loc: Loc, key: Any) -> str | None:
@@ -288,3 +298,15 @@ class RowsOrColumns:
         JobsAsColumns.model_rebuild()
         columns = handler(JobsAsColumns.__pydantic_core_schema__)
         return {"anyOf": [handler(schema), columns]}
+
+
+def located_by_column(error: InputError) -> InputError:
+    """`error` with each place in a job (`snapshot.jobs[j].field`, as a policy names a field
+    it needs) located as jobs given as columns are: `snapshot.jobs.field[j]`."""
+
+    def moved(loc: Loc) -> Loc:
+        if loc[:2] == ("snapshot", "jobs") and len(loc) > 3 and isinstance(loc[2], int):
+            return (*loc[:2], *loc[3:], loc[2])
+        return loc
+
+    return InputError([FieldError(moved(e.loc), e.msg, e.type) for e in error.errors])
