@@ -65,9 +65,7 @@ def answer(document: dict[str, Any], policy: str) -> dict[str, Any]:
         result = solve(copy.deepcopy(document), policy, jobs_layout="rows")
     except InputError as exc:
         by_row = isinstance(document["jobs"], list)
-        return {
-            "errors": {(in_column_form(e.loc) if by_row else e.loc, e.msg) for e in exc.errors}
-        }
+        return {"errors": {(in_column_form(e.loc) if by_row else e.loc, e.msg) for e in exc.errors}}
     return result.model_dump(mode="json", exclude={"solver": TIMING})
 
 
@@ -233,8 +231,7 @@ def test_a_snapshot_given_as_columns_is_written_back_as_columns() -> None:
     again = parse_snapshot(written)
     assert list(again.jobs) == list(snap.jobs)
     assert job_documents(written["jobs"]) == [
-        job.model_dump(include={"id", "scale_factor", "weight", "throughput"})
-        for job in snap.jobs
+        job.model_dump(include={"id", "scale_factor", "weight", "throughput"}) for job in snap.jobs
     ]
 
 
