@@ -26,8 +26,8 @@ from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MAX_NAME, 
 #: A refused entry: (row, reason, error type), as the per-job schema gives them.
 Refusal = tuple[int, str, str]
 
-_NUMBERS = frozenset({int, float, type(None)})
-_INTEGERS = frozenset({int, type(None)})
+_NUMBERS: frozenset[type] = frozenset({int, float, type(None)})
+_INTEGERS: frozenset[type] = frozenset({int, type(None)})
 _FLAGS = frozenset({bool, type(None)})
 _LAZY = ConfigDict(defer_build=True)
 
@@ -59,23 +59,12 @@ def refusals(column: Sequence[Any] | np.ndarray, element: Any) -> tuple[list[Any
 def real_values(
     column: Sequence[Any] | np.ndarray, zero: bool, signed: bool
 ) -> tuple[FloatArray, BoolArray] | None:
-    """(values, missing) of a column of numbers, null where not given, each 0 (when `zero`) or
-    of a magnitude from `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (of either sign when `signed`)."""
-    if isinstance(column, np.ndarray):
-        if column.dtype.kind not in "fiu":
-            return None
-        missing = np.ma.getmaskarray(column)
-        values = np.asarray(np.ma.getdata(column), dtype=float)
-    else:
-        if not set(map(type, column)) <= _NUMBERS:
-            return None
-        try:
-            values = np.array(column, dtype=float)
-        except OverflowError:  # an integer beyond any float: out of range
-            return None
-        missing = np.isnan(values)
-        if int(missing.sum()) != column.count(None):  # a NaN given, not an entry left out
-            return None
+    """(values, missing) of a column of numbers, null (NaN) where not given, each 0 (when
+    `zero`) or of a magnitude from `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (either sign if `signed`)."""
+    read = _floats(column, "fiu", _NUMBERS)
+    if read is None:
+        return None
+    values, missing = read
     size = np.abs(values) if signed else values
     inside = (size >= MIN_MAGNITUDE) & (size <= MAX_MAGNITUDE)
     if zero:
@@ -88,21 +77,33 @@ def real_values(
 def count_values(column: Sequence[Any] | np.ndarray) -> tuple[FloatArray, BoolArray] | None:
     """(values, missing) of a column of whole numbers from 1 to `MAX_COUNT` (JSON integers, not
     booleans nor floats: an integer dtype in numpy), null where not given."""
-    if isinstance(column, np.ndarray):
-        if column.dtype.kind not in "iu":
-            return None
-        missing = np.ma.getmaskarray(column)
-        values = np.asarray(np.ma.getdata(column), dtype=float)
-    else:
-        if not set(map(type, column)) <= _INTEGERS:
-            return None
-        try:
-            values = np.array(column, dtype=float)
-        except OverflowError:
-            return None
-        missing = np.isnan(values)
+    read = _floats(column, "iu", _INTEGERS)
+    if read is None:
+        return None
+    values, missing = read
     inside = (values >= 1) & (values <= MAX_COUNT)
-    if not bool((inside | missing).all()):
+    return read if bool((inside | missing).all()) else None
+
+
+def _floats(
+    column: Sequence[Any] | np.ndarray, kinds: str, types: frozenset[type]
+) -> tuple[FloatArray, BoolArray] | None:
+    """(values as floats, missing) of an array of dtype `kinds`, or of a list of Python `types`
+    (None: missing); None for anything else."""
+    if isinstance(column, np.ndarray):
+        if column.dtype.kind not in kinds:
+            return None
+        return np.asarray(np.ma.getdata(column), dtype=float), np.ma.getmaskarray(column)
+    given = set(map(type, column))
+    if not given <= types:
+        return None
+    try:
+        values = np.array(column, dtype=float)  # None becomes NaN
+    except OverflowError:  # an integer beyond any float: out of range
+        return None
+    missing = np.isnan(values)
+    nulls = column.count(None) if type(None) in given else 0
+    if int(missing.sum()) != nulls:  # a NaN given, not an entry left out
         return None
     return values, missing
 

@@ -26,8 +26,9 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.errors import InputError
+from apportion.solver.snapshot.column_values import count_values, real_values
 from apportion.solver.snapshot.jobs import Job
-from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE, Flag, Name
+from apportion.solver.snapshot.types import Flag, Name
 
 #: Real-valued job fields besides `weight` (`Positive`): `NonNegative` ones, `Finite` ones.
 NON_NEGATIVE = (
@@ -254,30 +255,14 @@ def _column(documents: list[dict[str, Any]], name: str, default: Any = None) -> 
 
 def _counts(values: list[Any]) -> FloatArray | None:
     """A `PositiveCount` column: JSON integers (not booleans) from 1 to `MAX_COUNT`."""
-    if values and not (set(map(type, values)) <= {int} and 1 <= min(values) <= MAX_COUNT):
-        return None
-    if values and max(values) > MAX_COUNT:
-        return None
-    return np.array(values, dtype=float)
+    read = count_values(values)
+    return None if read is None or read[1].any() else read[0]
 
 
 def _reals(values: list[Any], allowed: tuple[bool, bool]) -> FloatArray | None:
     """A real column (None = not given → NaN): JSON numbers in the schema's range, else None."""
-    if not set(map(type, values)) <= {float, int, type(None)}:
-        return None
-    try:
-        out = np.array(values, dtype=float)
-    except OverflowError:  # an integer beyond any float: out of range
-        return None
-    missing = np.isnan(out)
-    if int(missing.sum()) != values.count(None):  # a NaN given, not a field left out
-        return None
-    zero_ok, signed = allowed
-    size = np.abs(out) if signed else out
-    inside = (size >= MIN_MAGNITUDE) & (size <= MAX_MAGNITUDE)
-    if zero_ok:
-        inside |= out == 0
-    return out if bool((inside | missing).all()) else None
+    read = real_values(values, *allowed)
+    return None if read is None else read[0]
 
 
 def _throughput(values: list[Any], gpu_names: list[str]) -> FloatArray | None:
