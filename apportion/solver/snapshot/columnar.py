@@ -140,7 +140,7 @@ def jobs_from_columns(
     scale: FloatArray | None = np.ones(m)
     if "scale_factor" in document:
         scale = _counts(reader, document["scale_factor"])
-    reals = {name: _reals(reader, name, document, m) for name in RANGES}
+    reals = {name: _reals(reader, name, document[name]) for name in RANGES if name in document}
     matrix = _throughput(reader, document.get("throughput", {}), gpu_names or [], m)
     classes = flags = None
     if "workload_class" in document:
@@ -204,14 +204,11 @@ def _counts(reader: _Reader, value: Any) -> FloatArray | None:
     return None if read is None else np.where(read[1], 1.0, read[0])
 
 
-def _reals(reader: _Reader, name: str, document: Mapping[str, Any], m: int) -> FloatArray | None:
+def _reals(reader: _Reader, name: str, value: Any) -> FloatArray | None:
     """A real field: NaN where not given, except `weight`, 1 by default."""
-    default = 1.0 if name == "weight" else np.nan
-    if name not in document:
-        return np.full(m, default)
     zero, signed = RANGES[name]
-    read = reader.values((name,), document[name], lambda c: cv.real_values(c, zero, signed))
-    return None if read is None else np.where(read[1], default, read[0])
+    read = reader.values((name,), value, lambda c: cv.real_values(c, zero, signed))
+    return None if read is None else np.where(read[1], 1.0 if name == "weight" else np.nan, read[0])
 
 
 def _throughput(

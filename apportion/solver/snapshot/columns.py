@@ -77,8 +77,9 @@ class Given:
 class JobColumns(Sequence[Job]):
     """A snapshot's jobs as columns; a sequence of `Job` objects, built when first read.
 
-    `throughput` is (jobs × `gpu_names`); `reals` holds every real-valued field of `FIELDS`
-    (NaN where not given, defaults filled in); `scale_factor` is as given (default 1). Exactly
+    `throughput` is (jobs × `gpu_names`); `reals` holds the real-valued fields of `FIELDS`
+    that some job gives (NaN where a job does not, `weight` 1); `scale_factor` is as given
+    (default 1). `real` reads any of them, with the default of a field no job gives. Exactly
     one of `documents` (the jobs came as a list of objects) and `given` (they came as columns)
     is set; `layout` says which, and a snapshot is written back in the layout it came in.
     """
@@ -100,6 +101,12 @@ class JobColumns(Sequence[Job]):
         self.throughput = throughput
         self.scale_factor = scale_factor
         self.reals = reals
+
+    def real(self, name: str) -> FloatArray:
+        """A real-valued field of every job (a copy): NaN where not given, `weight` 1."""
+        if name in self.reals:
+            return self.reals[name].copy()
+        return np.full(len(self), 1.0 if name == "weight" else np.nan)
 
     @property
     def layout(self) -> Literal["rows", "columns"]:
@@ -231,12 +238,11 @@ def _names(documents: list[dict[str, Any]], present: set[str]) -> list[str] | No
 def _real_columns(
     documents: list[dict[str, Any]], present: set[str]
 ) -> dict[str, FloatArray] | None:
-    """Every real-valued field as a column (NaN where not given, `weight` 1 by default)."""
+    """The real-valued fields some job gives, as columns (NaN where a job does not)."""
     out: dict[str, FloatArray] = {}
     for name, allowed in RANGES.items():
         default = 1.0 if name == "weight" else None
-        if name not in present:  # no job gives it: nothing to read
-            out[name] = np.full(len(documents), np.nan if default is None else default)
+        if name not in present:  # no job gives it: nothing to read, nor to hold
             continue
         given = _column(documents, name, default)
         if default is not None and None in given:  # an explicit null where null is refused
