@@ -17,7 +17,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from apportion.solver.result.jobs import JobResult, Metric, RowsOrColumns
+from apportion.solver.layouts import RowsOrColumns
+from apportion.solver.result.jobs import JobResult, JobResultColumns, Metric
 from apportion.solver.status import Status, Termination
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ class SolveResult(BaseModel):
     )
     objective: float | None = None
     objective_name: str = ""
-    jobs: Annotated[Sequence[JobResult], RowsOrColumns()] = Field(
+    jobs: Annotated[Sequence[JobResult], RowsOrColumns(JobResultColumns)] = Field(
         default_factory=list,
         description="Each job's answer, in the snapshot's order: a list of job objects, or "
         "(`options.jobs_layout`, by default the layout the snapshot's jobs came in) columns.",

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic import BaseModel, ConfigDict, Field
 
 Metric = float | int | str | bool | None
 
@@ -61,14 +59,3 @@ class JobResultColumns(BaseModel):
     placement: list[dict[str, int] | None] = Field(
         description="Node id → GPUs, for policies that place jobs on nodes; else null."
     )
-
-
-class RowsOrColumns:
-    """JSON Schema of a result's `jobs`: a list of job objects, or `JobResultColumns`."""
-
-    def __get_pydantic_json_schema__(
-        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        JobResultColumns.model_rebuild()
-        columns = handler(JobResultColumns.__pydantic_core_schema__)
-        return {"anyOf": [handler(schema), columns]}

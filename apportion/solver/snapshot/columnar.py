@@ -23,9 +23,7 @@ from types import GenericAlias
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, Field, GetJsonSchemaHandler, create_model
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic import BaseModel, Field, create_model
 
 from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.errors import FieldError, InputError
@@ -284,17 +282,6 @@ def _no_defaults(schema: dict[str, Any]) -> None:
 
 JobsAsColumns = _column_model()
 JobsAsColumns.model_config["json_schema_extra"] = _no_defaults
-
-
-class RowsOrColumns:
-    """JSON Schema of a snapshot's `jobs`: a list of job objects, or `JobsAsColumns`."""
-
-    def __get_pydantic_json_schema__(
-        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        JobsAsColumns.model_rebuild()
-        columns = handler(JobsAsColumns.__pydantic_core_schema__)
-        return {"anyOf": [handler(schema), columns]}
 
 
 def located_by_column(error: InputError) -> InputError:

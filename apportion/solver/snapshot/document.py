@@ -23,8 +23,9 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from apportion.solver.errors import FieldError, InputError
+from apportion.solver.layouts import RowsOrColumns
 from apportion.solver.snapshot.checks import consistency_errors
-from apportion.solver.snapshot.columnar import RowsOrColumns, jobs_from_columns
+from apportion.solver.snapshot.columnar import JobsAsColumns, jobs_from_columns
 from apportion.solver.snapshot.columns import JobColumns, job_columns
 from apportion.solver.snapshot.contention import ContentionTable
 from apportion.solver.snapshot.jobs import GpuType, Job
@@ -46,7 +47,7 @@ class Snapshot(Strict):
         # so that a generated client or a fuzzer does not build requests the server refuses.
         json_schema_extra={"minItems": 1, "contains": {"properties": {"count": {"minimum": 1}}}},
     )
-    jobs: Annotated[list[Job], RowsOrColumns()] = Field(
+    jobs: Annotated[list[Job], RowsOrColumns(JobsAsColumns)] = Field(
         default_factory=list,
         description="Jobs to allocate: a list of job objects, or (for large snapshots of plain "
         "jobs) an object of columns, one array per field with an entry per job.",
