@@ -23,9 +23,10 @@ from apportion.api.body import SPOOL_BYTES, spool_dir
 from apportion.api.problems import field_problems, problem_body, summary
 from apportion.api.schemas import CompareBody, SolveBody
 from apportion.mechanism.document import RoundsInput, parse_rounds, round_result
+from apportion.solver.collector import paused_gc
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import SolveOptions
-from apportion.solver.pipeline import checked_request, paused_gc, solve
+from apportion.solver.pipeline import checked_request, solve
 from apportion.solver.registry import DEFAULT_POLICY, all_policies, find_policy
 from apportion.solver.result.render import answer_json
 from apportion.solver.snapshot import Snapshot, parse_snapshot

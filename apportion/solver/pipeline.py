@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -15,6 +13,7 @@ from pydantic import ValidationError
 
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import AUTO, backend_names, capable_of, get_backend
+from apportion.solver.collector import paused_gc
 from apportion.solver.context import Captured, ExportContext, SolveContext, describe
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import PolicyOptions, SolveOptions
@@ -98,23 +97,6 @@ def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float
             named = snapshot.get("policy")
     find_policy(named if isinstance(named, str) else DEFAULT_POLICY)
     return time.perf_counter() - started
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold the cyclic garbage collector while a request builds its (acyclic) objects.
-
-    A 100,000-job snapshot allocates millions of small objects, and the collector's repeated
-    passes over them are a large part of validation. Reference counting still frees everything;
-    the collector resumes (and catches up) when the request is done.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 import numpy as np
 
 from apportion.solver.arraytypes import FloatArray, IntArray
+from apportion.solver.collector import paused_gc
 from apportion.solver.result.jobs import JobResult
 
 Layout = Literal["rows", "columns"]
@@ -58,7 +59,8 @@ class JobTable(Sequence[JobResult]):
     @cached_property
     def rows(self) -> list[JobResult]:
         """Every job's `JobResult`, built once."""
-        return self._build(None)
+        with paused_gc():  # a million new objects, none in a cycle
+            return self._build(None)
 
     def __len__(self) -> int:
         return len(self.ids)
