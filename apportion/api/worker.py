@@ -23,10 +23,12 @@ from apportion.api.body import SPOOL_BYTES, spool_dir
 from apportion.api.problems import field_problems, problem_body, summary
 from apportion.api.schemas import CompareBody, SolveBody
 from apportion.mechanism.document import RoundsInput, parse_rounds, round_result
+from apportion.solver.collector import paused_gc
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import SolveOptions
-from apportion.solver.pipeline import checked_request, paused_gc, solve
+from apportion.solver.pipeline import checked_request, solve
 from apportion.solver.registry import DEFAULT_POLICY, all_policies, find_policy
+from apportion.solver.result.render import answer_json
 from apportion.solver.snapshot import Snapshot, parse_snapshot
 
 R = TypeVar("R")
@@ -99,8 +101,9 @@ def handle(body: bytes | str, limits: Limits, endpoint: Endpoint[Any]) -> Answer
             return _refused(exc)
         finally:
             _alarm(0.0)
-        # Bytes straight from the serializer (model_dump_json would make a str, then bytes).
-        rendered = answer.__pydantic_serializer__.to_json(answer)
+        # Bytes straight from the serializer (model_dump_json would make a str, then bytes);
+        # jobs written as columns go from their arrays to JSON.
+        rendered = answer_json(answer)
     if len(rendered) <= SPOOL_BYTES:
         return Answer(200, rendered, JSON, meta)
     return _spooled(rendered, meta, Path(limits.answers) if limits.answers else spool_dir())

@@ -23,6 +23,7 @@ from apportion.cli.inputs import (
     one_line,
     parse_options,
     read_json,
+    write_stdout,
     write_text,
 )
 from apportion.cli.parser import is_terminal, parse
@@ -47,12 +48,17 @@ def solve_command(args: argparse.Namespace) -> int:
     if args.contention_csv is not None:
         data = _with_contention(data, args.contention_csv)
     result = _solve(data, args.policy, options)
-    if args.output is not None:
-        write_text(args.output, result.model_dump_json(indent=2), "--output")
+    del data  # a large snapshot's decoded document is not needed any more
     chosen = args.output_format or ("table" if is_terminal() else "json")
-    if chosen == "json" and args.output is None:
-        print(result.model_dump_json(indent=2))
-    elif chosen == "table":
+    if args.output is not None or chosen == "json":
+        from apportion.solver.result.render import answer_json
+
+        written = answer_json(result, indent=True)
+        if args.output is not None:
+            write_text(args.output, written, "--output")
+        elif chosen == "json":
+            write_stdout(written)
+    if chosen == "table":
         from apportion.cli.render import Screen, render
 
         render(result, Screen())
@@ -147,6 +153,7 @@ def _solve_options(args: argparse.Namespace) -> dict[str, Any]:
         "time_limit": getattr(args, "time_limit", None),
         "mip_gap": getattr(args, "mip_gap", None),
         "explain": getattr(args, "explain", None) or None,
+        "jobs_layout": getattr(args, "jobs_layout", None),
     }
     options.update({key: value for key, value in given.items() if value is not None})
     return options

@@ -28,14 +28,23 @@ CHUNK = 2**20
 def read_json(path: Path) -> dict[str, Any]:
     """The JSON object in `path` ('-': stdin), read within the size limit. Anything else (a
     file too large, an endless device, bytes that are no JSON object) is a `UsageError`."""
+    import orjson  # not needed by `--help`
+
     limit = max_input_bytes()
     try:
         data = _read_bounded(path, limit)
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise UsageError(f"cannot read {path}: {reason}") from None
-    value = decode_json(text, str(path))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        # orjson reads a large snapshot several times faster; what it refuses (NaN, integers
+        # beyond 64 bits, bad bytes) is read or refused as Python's own reader does.
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from None
+        value = decode_json(text, str(path))
     if not isinstance(value, dict):
         raise UsageError(f"{path} is not a JSON object: it holds {_kind(value)}")
     return value
@@ -112,14 +121,26 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def write_text(path: Path, text: str, flag: str) -> None:
-    """Write `text` to `path`; a failure (a full disk, /dev/full, a read-only file) is a
-    `UsageError` naming the flag."""
+def write_text(path: Path, text: str | bytes, flag: str) -> None:
+    """Write `text` (or UTF-8 bytes) to `path`; a failure (a full disk, /dev/full, a read-only
+    file) is a `UsageError` naming the flag."""
     try:
-        path.write_text(text, encoding="utf-8")
+        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     except (OSError, UnicodeEncodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise UsageError(f"{flag} {path}: cannot write: {reason}") from None
+
+
+def write_stdout(data: bytes) -> None:
+    """UTF-8 bytes and a newline on standard output, after what was printed before them."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text stream only (a caller capturing the output)
+        sys.stdout.write(data.decode("utf-8") + "\n")
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.write(b"\n")
+    buffer.flush()
 
 
 def one_line(text: str) -> str:

@@ -91,6 +91,12 @@ def _solve(command: argparse.ArgumentParser) -> None:
         help="table (default on a terminal) or json (default when piped).",
     )
     command.add_argument("--output", type=Path, help="Write the JSON result to this file.")
+    command.add_argument(
+        "--jobs-layout",
+        choices=("rows", "columns"),
+        help="How the JSON result writes its jobs: rows (a list of job objects) or columns (one "
+        "array per field); default: the layout of the snapshot's jobs.",
+    )
     _limits(command)
     command.add_argument(
         "--explain",

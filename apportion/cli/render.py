@@ -3,7 +3,7 @@ the policy's summary in words. Every number is printed with one format (`cli.num
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -151,7 +151,7 @@ def render_comparison(answer: Comparison, console: Console) -> None:
     console.print(f"{answer.unchanged} jobs unchanged. [dim]{answer.advisory}[/dim]")
 
 
-def _job_table(shown: list[JobResult], names: list[str], grouped: Grouped | None) -> Table:
+def _job_table(shown: Sequence[JobResult], names: list[str], grouped: Grouped | None) -> Table:
     """Time-share columns for allocation policies, a placement column for placement policies,
     then the policy's own metrics (finish time, ρ, SLO met, ...) in the policy's order; with an
     explanation, each job's reason (R1, R2, ... as listed above) and its own gain."""

@@ -173,9 +173,17 @@ def _plain(value: BaseModel | Mapping[str, Any], what: str) -> Any:
 
 def _dumps(document: Any) -> bytes:
     try:
-        return orjson.dumps(document, option=orjson.OPT_SERIALIZE_NUMPY)
+        return orjson.dumps(document, option=orjson.OPT_SERIALIZE_NUMPY, default=_listed)
     except orjson.JSONEncodeError as exc:
         raise TypeError(f"the request cannot be sent as JSON: {exc}") from None
+
+
+def _listed(value: Any) -> Any:
+    """What orjson does not write itself, as a list: a masked array (masked entries null), an
+    array of strings, a numpy scalar."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def _parsed(response: httpx.Response, model: type[M]) -> M:

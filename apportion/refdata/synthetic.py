@@ -54,14 +54,9 @@ def random_snapshot(
 ) -> dict[str, Any]:
     """Every job distinct: throughputs uniform in [0.5, 5] with 10 % of entries missing,
     weights in {1, 2}, scale factors from the 70/10/15/5 % mix. The worst case for merging."""
-    rng = np.random.default_rng(seed)
-    names = [f"gpu{k}" for k in range(num_types)]
-    throughput = rng.uniform(0.5, 5.0, (num_jobs, num_types))
-    throughput *= rng.random((num_jobs, num_types)) > 0.1
-    throughput[throughput.sum(axis=1) == 0, 0] = 1.0
-    scales = rng.choice(SCALE_FACTORS, size=num_jobs, p=SCALE_MIX)
-    weights = rng.choice([1.0, 2.0], size=num_jobs)
-    count = gpus_per_type if gpus_per_type is not None else max(8, num_jobs // 4)
+    gpu_types, names, throughput, scales, weights = _random_draws(
+        num_jobs, num_types, seed, gpus_per_type
+    )
     jobs = [
         {
             "id": f"job-{i}",
@@ -71,4 +66,37 @@ def random_snapshot(
         }
         for i, row in enumerate(throughput)
     ]
-    return {"gpu_types": [{"name": n, "count": count} for n in names], "jobs": jobs}
+    return {"gpu_types": gpu_types, "jobs": jobs}
+
+
+def random_columns(
+    num_jobs: int, num_types: int, seed: int = 0, gpus_per_type: int | None = None
+) -> dict[str, Any]:
+    """`random_snapshot`'s snapshot, the same numbers, with its jobs as columns: numpy arrays
+    (ids a list), as the library takes them; `orjson.dumps(..., option=OPT_SERIALIZE_NUMPY)`
+    writes the JSON. A missing throughput is a 0 here (the job cannot run there either way)."""
+    gpu_types, names, throughput, scales, weights = _random_draws(
+        num_jobs, num_types, seed, gpus_per_type
+    )
+    jobs = {
+        "id": [f"job-{i}" for i in range(num_jobs)],
+        "scale_factor": scales.astype(np.int64),
+        "weight": weights,
+        "throughput": {name: throughput[:, k].copy() for k, name in enumerate(names)},
+    }
+    return {"gpu_types": gpu_types, "jobs": jobs}
+
+
+def _random_draws(
+    num_jobs: int, num_types: int, seed: int, gpus_per_type: int | None
+) -> tuple[list[dict[str, Any]], list[str], np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    names = [f"gpu{k}" for k in range(num_types)]
+    throughput = rng.uniform(0.5, 5.0, (num_jobs, num_types))
+    throughput *= rng.random((num_jobs, num_types)) > 0.1
+    throughput[throughput.sum(axis=1) == 0, 0] = 1.0
+    scales = rng.choice(SCALE_FACTORS, size=num_jobs, p=SCALE_MIX)
+    weights = rng.choice([1.0, 2.0], size=num_jobs)
+    count = gpus_per_type if gpus_per_type is not None else max(8, num_jobs // 4)
+    gpu_types = [{"name": n, "count": count} for n in names]
+    return gpu_types, names, throughput, scales, weights

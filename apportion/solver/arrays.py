@@ -59,7 +59,7 @@ class ClusterArrays:
             # Validated as columns: the arrays are there, no `Job` object need be built (copied,
             # as a formulation may write into its problem's arrays).
             ids, throughput, scale = jobs.ids, jobs.throughput.copy(), jobs.scale_factor.copy()
-            reals = {name: values.copy() for name, values in jobs.reals.items()}
+            reals = {name: jobs.real(name) for name in ("weight", *_NAMES[4:])}
         else:
             ids, throughput, scale, reals = _from_jobs(jobs, gpu_names)
         return cls(

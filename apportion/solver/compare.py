@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, Valid
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.pipeline import solve
 from apportion.solver.result import Comparison, GpuChange, JobChange, JobResult, SolveResult
+from apportion.solver.snapshot.column_values import job_documents
 
 
 class Patch(BaseModel):
@@ -116,7 +117,10 @@ def apply_patch(before: Mapping[str, Any], patch: Patch) -> dict[str, Any]:
             after.setdefault("gpu_types", []).append({"name": name, "count": count})
         else:
             current["count"] = count
-    jobs = [j for j in after.get("jobs", []) if isinstance(j, dict)]
+    given = after.get("jobs", [])
+    if isinstance(given, Mapping):  # jobs as columns: patched as the documents they stand for
+        given = job_documents(given) or []
+    jobs = [j for j in given if isinstance(j, dict)]
     known = {j.get("id") for j in jobs}
     for field, ids in (("remove_jobs", patch.remove_jobs), ("weights", list(patch.weights))):
         errors += [FieldError(("patch", field, i), "no such job") for i in ids if i not in known]

@@ -7,6 +7,7 @@ error naming the option, never a silent conversion.
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from pydantic import (
     BaseModel,
@@ -71,6 +72,12 @@ class SolveOptions(BaseModel):
         False,
         description="Add an `explanation` block: per GPU type whether it binds and its shadow "
         "price, per job what holds it where it is (docs/EXPLANATIONS.md).",
+    )
+    jobs_layout: Literal["rows", "columns"] | None = Field(
+        None,
+        description="How the result writes its jobs: `rows`, a list of job objects, or "
+        "`columns`, one array per field with an entry per job (for large snapshots). Unset: "
+        "the layout the snapshot's jobs came in.",
     )
 
     @field_validator("threads")

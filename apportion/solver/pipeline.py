@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -16,13 +13,17 @@ from pydantic import ValidationError
 
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import AUTO, backend_names, capable_of, get_backend
+from apportion.solver.collector import paused_gc
 from apportion.solver.context import Captured, ExportContext, SolveContext, describe
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import PolicyOptions, SolveOptions
 from apportion.solver.policy import AnyPolicy, Outcome
 from apportion.solver.registry import DEFAULT_POLICY, find_policy, resolve, unknown_policy
-from apportion.solver.result import Explanation, GpuTypeUsage, JobResult, SolveResult, SolverReport
+from apportion.solver.result import Explanation, GpuTypeUsage, SolveResult, SolverReport
+from apportion.solver.result.table import JobTable, Layout
 from apportion.solver.snapshot import Snapshot, parse_snapshot
+from apportion.solver.snapshot.columnar import located_by_column
+from apportion.solver.snapshot.columns import JobColumns
 from apportion.solver.status import Status
 
 M = TypeVar("M", SolveOptions, PolicyOptions)
@@ -49,14 +50,39 @@ def solve(
         problem = ClusterArrays.from_snapshot(snap)
         validated = time.perf_counter()
         ctx = SolveContext.for_request(common)
-        outcome = chosen.run(snap, problem, own, ctx)
-        result = to_result(chosen, problem, outcome, ctx)
+        outcome = run(chosen, snap, problem, own, ctx)
+        result = to_result(chosen, problem, outcome, ctx, jobs_layout(snap, common))
     if request.note:
         result.policy_note = request.note
     result.solver.load_seconds = load_seconds
     result.solver.validate_seconds = validated - loaded
     result.solver.total_seconds = time.perf_counter() - started
     return result
+
+
+def run(
+    policy: AnyPolicy,
+    snapshot: Snapshot,
+    problem: ClusterArrays,
+    options: PolicyOptions,
+    ctx: SolveContext | ExportContext,
+) -> Outcome:
+    """The policy's answer; a field it needs and misses is named where the snapshot gives it
+    (by column for jobs given as columns)."""
+    try:
+        return policy.run(snapshot, problem, options, ctx)
+    except InputError as exc:
+        if jobs_layout(snapshot, None) == "columns":
+            raise located_by_column(exc) from None
+        raise
+
+
+def jobs_layout(snapshot: Snapshot, options: SolveOptions | None) -> Layout:
+    """How the result writes its jobs: as the options say, else as the snapshot's came."""
+    if options is not None and options.jobs_layout is not None:
+        return options.jobs_layout
+    jobs = snapshot.jobs
+    return jobs.layout if isinstance(jobs, JobColumns) else "rows"
 
 
 def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float:
@@ -71,23 +97,6 @@ def preload(snapshot: Snapshot | Mapping[str, Any], policy: str | None) -> float
             named = snapshot.get("policy")
     find_policy(named if isinstance(named, str) else DEFAULT_POLICY)
     return time.perf_counter() - started
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold the cyclic garbage collector while a request builds its (acyclic) objects.
-
-    A 100,000-job snapshot allocates millions of small objects, and the collector's repeated
-    passes over them are a large part of validation. Reference counting still frees everything;
-    the collector resumes (and catches up) when the request is done.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ def export_model(
         )
     snap, chosen, common, own, _ = prepare(snapshot, policy, options or {})
     try:
-        chosen.run(snap, ClusterArrays.from_snapshot(snap), own, ExportContext(common, target))
+        run(chosen, snap, ClusterArrays.from_snapshot(snap), own, ExportContext(common, target))
     except Captured as captured:
         m = captured.compiled
     else:
@@ -268,7 +277,11 @@ def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) ->
 
 
 def to_result(
-    policy: AnyPolicy, problem: ClusterArrays, outcome: Outcome, ctx: SolveContext
+    policy: AnyPolicy,
+    problem: ClusterArrays,
+    outcome: Outcome,
+    ctx: SolveContext,
+    layout: Layout = "rows",
 ) -> SolveResult:
     outcome = _finite(outcome)
     x = outcome.allocation
@@ -276,7 +289,7 @@ def to_result(
     if eff is None:
         eff = np.einsum("jk,jk->j", problem.throughput, x)
     used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
-    jobs = job_results(problem, outcome, eff, x)
+    jobs = job_table(problem, outcome, eff, x, layout)
     gpu_types = [
         GpuTypeUsage(
             name=name,
@@ -322,66 +335,36 @@ def _finite(outcome: Outcome) -> Outcome:
     )
 
 
-def job_results(
-    problem: ClusterArrays, outcome: Outcome, eff: np.ndarray, x: np.ndarray
-) -> list[JobResult]:
-    """One `JobResult` per job, built column-wise (`map` runs in C: at a million jobs, a loop
-    indexing each column per job was most of the result's time)."""
-    n = problem.num_jobs
-    share = outcome.normalized_share
-    keys = tuple(outcome.job_metrics)
-    metrics = map(dict, map(zip, repeat(keys), _metric_rows(outcome))) if keys else None
-    return list(
-        map(
-            JobResult,
-            problem.job_ids,
-            allocation_dicts(problem.gpu_names, x),
-            eff.tolist(),
-            share.tolist() if share is not None else repeat(None, n),
-            _reasons(outcome, eff, x),
-            metrics if metrics is not None else map(dict, repeat((), n)),
-            map(outcome.placements.get, range(n)),
-        )
+def job_table(
+    problem: ClusterArrays, outcome: Outcome, eff: np.ndarray, x: np.ndarray, layout: Layout
+) -> JobTable:
+    """The per-job answer as columns; `JobResult` objects are built only if someone reads
+    them (`result.jobs` iterated), never for writing the result as columns."""
+    return JobTable(
+        problem.job_ids,
+        problem.gpu_names,
+        x,
+        eff,
+        outcome.normalized_share,
+        _reasons(outcome, eff, x),
+        outcome.job_metrics,
+        dict(outcome.placements),
+        layout,
     )
 
 
-def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> list[str | None]:
-    """Each job's reason, if it got nothing: the policy's own, else (with a solution) that other
-    jobs' shares bind first. Time given to a job without throughput data is still time given."""
-    why: list[str | None] = [None] * x.shape[0]
+def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> dict[int, str]:
+    """The jobs with a reason, if they got nothing: the policy's own, else (with a solution)
+    that other jobs' shares bind first. Time given to a job without throughput data is still
+    time given."""
+    why: dict[int, str] = {}
     if outcome.status.has_solution:
-        zero = "allocated no time: other jobs' shares bind first"
-        for j in np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist():
-            if j not in outcome.placements:
-                why[j] = zero
-    for j, reason in outcome.reasons.items():
-        if reason:
-            why[j] = reason
+        idle = np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist()
+        why = dict.fromkeys(idle, "allocated no time: other jobs' shares bind first")
+        for j in outcome.placements.keys() & why.keys():
+            del why[j]
+    why.update((j, reason) for j, reason in outcome.reasons.items() if reason)
     return why
-
-
-def allocation_dicts(names: list[str], x: np.ndarray) -> list[dict[str, float]]:
-    """Per job {gpu type: X_jk} over the non-zeros only, in one pass over them."""
-    out: list[dict[str, float]] = [{} for _ in range(x.shape[0])]
-    rows, cols = np.nonzero(x)
-    for j, k, v in zip(rows.tolist(), cols.tolist(), x[rows, cols].tolist(), strict=True):
-        out[j][names[k]] = v
-    return out
-
-
-def _metric_rows(outcome: Outcome) -> list[tuple[Any, ...]]:
-    if not outcome.job_metrics:
-        return []
-    columns = [_nullable(np.asarray(v)).tolist() for v in outcome.job_metrics.values()]
-    return list(zip(*columns, strict=True))
-
-
-def _nullable(values: np.ndarray) -> np.ndarray:
-    """Float metrics use NaN for "not defined for this job"; JSON says null."""
-    out = values.astype(object)
-    if values.dtype.kind == "f":
-        out[np.isnan(values)] = None
-    return out
 
 
 def report(ctx: SolveContext, outcome: Outcome) -> SolverReport:

@@ -8,24 +8,27 @@ else it does not decide (a field it does not cover, a wrong type, a value out of
 unknown GPU type, a repeated id) makes it answer None, and the snapshot goes through the full
 validation, which then reports the problem exactly as it always does.
 
-`JobColumns` holds the documents and their columns. Anything that wants `Job` objects gets them
-from the same documents through the full validation, built once, when first asked for.
+`JobColumns` holds the columns, and the jobs' documents when they came as a list of objects
+(`snapshot.columnar` makes it from jobs given as columns). Anything that wants `Job` objects
+gets them through the full validation of those documents, built once, when first asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain, repeat
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from apportion.solver.arraytypes import FloatArray
+from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.errors import InputError
+from apportion.solver.snapshot.column_values import count_values, real_values
 from apportion.solver.snapshot.jobs import Job
-from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MIN_MAGNITUDE, Flag, Name
+from apportion.solver.snapshot.types import Flag, Name
 
 #: Real-valued job fields besides `weight` (`Positive`): `NonNegative` ones, `Finite` ones.
 NON_NEGATIVE = (
@@ -61,38 +64,64 @@ _FLAGS: TypeAdapter[list[bool]] = TypeAdapter(list[Flag], config=_LAZY)
 _JOBS: TypeAdapter[list[Job]] = TypeAdapter(list[Job], config=_LAZY)
 
 
+@dataclass(frozen=True, eq=False)
+class Given:
+    """What jobs given as columns said beyond the arrays, to write their documents again:
+    which throughput entries were given (not null), the workload classes and the flags."""
+
+    throughput: BoolArray
+    workload_class: list[str | None] | None = None
+    consolidate: BoolArray | None = None
+
+
 class JobColumns(Sequence[Job]):
     """A snapshot's jobs as columns; a sequence of `Job` objects, built when first read.
 
-    `throughput` is (jobs × `gpu_names`); `reals` holds every real-valued field of `FIELDS`
-    (NaN where not given, defaults filled in); `scale_factor` is as given (default 1).
+    `throughput` is (jobs × `gpu_names`); `reals` holds the real-valued fields of `FIELDS`
+    that some job gives (NaN where a job does not, `weight` 1); `scale_factor` is as given
+    (default 1). `real` reads any of them, with the default of a field no job gives. Exactly
+    one of `documents` (the jobs came as a list of objects) and `given` (they came as columns)
+    is set; `layout` says which, and a snapshot is written back in the layout it came in.
     """
 
     def __init__(
         self,
-        documents: list[dict[str, Any]],
         ids: list[str],
         gpu_names: list[str],
         throughput: FloatArray,
         scale_factor: FloatArray,
         reals: dict[str, FloatArray],
+        documents: list[dict[str, Any]] | None = None,
+        given: Given | None = None,
     ) -> None:
         self.documents = documents
+        self.given = given
         self.ids = ids
         self.gpu_names = gpu_names
         self.throughput = throughput
         self.scale_factor = scale_factor
         self.reals = reals
 
+    def real(self, name: str) -> FloatArray:
+        """A real-valued field of every job (a copy): NaN where not given, `weight` 1."""
+        if name in self.reals:
+            return self.reals[name].copy()
+        return np.full(len(self), 1.0 if name == "weight" else np.nan)
+
+    @property
+    def layout(self) -> Literal["rows", "columns"]:
+        return "rows" if self.given is None else "columns"
+
     @cached_property
     def jobs(self) -> list[Job]:
+        documents = self.documents if self.given is None else self._documents(self.given)
         try:
-            return _JOBS.validate_python(self.documents)
+            return _JOBS.validate_python(documents)
         except ValidationError as exc:  # the columns' checks let through what a job refuses
             raise InputError.from_validation(exc, ("snapshot", "jobs")) from None
 
     def __len__(self) -> int:
-        return len(self.documents)
+        return len(self.ids)
 
     @overload
     def __getitem__(self, index: int) -> Job: ...
@@ -112,7 +141,61 @@ class JobColumns(Sequence[Job]):
     __hash__ = None  # type: ignore[assignment]  # like the list it stands for
 
     def __repr__(self) -> str:
-        return f"JobColumns({len(self)} jobs)"
+        return f"JobColumns({len(self)} jobs, given as {self.layout})"
+
+    def columns(self) -> dict[str, Any]:
+        """The jobs as the columnar document that gives them (lists, null where not given)."""
+        given = self.given or Given(self.throughput != 0)
+        out: dict[str, Any] = {
+            "id": list(self.ids),
+            "scale_factor": self.scale_factor.astype(np.int64).tolist(),
+            "throughput": {
+                name: _nullable(self.throughput[:, k], ~given.throughput[:, k])
+                for k, name in enumerate(self.gpu_names)
+                if given.throughput[:, k].any()
+            },
+        }
+        for name, values in self.reals.items():
+            missing = np.isnan(values)
+            if not missing.all():
+                out[name] = _nullable(values, missing)
+        if given.workload_class is not None:
+            out["workload_class"] = list(given.workload_class)
+        if given.consolidate is not None:
+            out["consolidate"] = given.consolidate.tolist()
+        return out
+
+    def _documents(self, given: Given) -> list[dict[str, Any]]:
+        """One document per job from the columns (only for whoever asks for `Job` objects)."""
+        scale = self.scale_factor.astype(np.int64).tolist()
+        docs = [
+            {"id": i, "scale_factor": s, "throughput": {}}
+            for i, s in zip(self.ids, scale, strict=True)
+        ]
+        rows, cols = np.nonzero(given.throughput)
+        values = self.throughput[rows, cols].tolist()
+        for j, k, v in zip(rows.tolist(), cols.tolist(), values, strict=True):
+            docs[j]["throughput"][self.gpu_names[k]] = v
+        for name, column in self.reals.items():
+            for j in np.flatnonzero(~np.isnan(column)).tolist():
+                docs[j][name] = float(column[j])
+        for j, value in enumerate(given.workload_class or ()):
+            if value is not None:
+                docs[j]["workload_class"] = value
+        if given.consolidate is not None:
+            for j in np.flatnonzero(given.consolidate).tolist():
+                docs[j]["consolidate"] = True
+        return docs
+
+
+def _nullable(values: FloatArray, missing: BoolArray) -> list[float | None]:
+    """A float column as JSON writes it: null where not given."""
+    if not missing.any():
+        return values.tolist()  # type: ignore[no-any-return]
+    out = values.astype(object)
+    out[missing] = None
+    written: list[float | None] = out.tolist()
+    return written
 
 
 def job_columns(documents: Any, gpu_names: list[str]) -> JobColumns | None:
@@ -137,7 +220,7 @@ def job_columns(documents: Any, gpu_names: list[str]) -> JobColumns | None:
     reals = _real_columns(documents, present)
     if scale is None or throughput is None or reals is None:
         return None
-    return JobColumns(documents, ids, gpu_names, throughput, scale, reals)
+    return JobColumns(ids, gpu_names, throughput, scale, reals, documents=documents)
 
 
 def _names(documents: list[dict[str, Any]], present: set[str]) -> list[str] | None:
@@ -155,12 +238,11 @@ def _names(documents: list[dict[str, Any]], present: set[str]) -> list[str] | No
 def _real_columns(
     documents: list[dict[str, Any]], present: set[str]
 ) -> dict[str, FloatArray] | None:
-    """Every real-valued field as a column (NaN where not given, `weight` 1 by default)."""
+    """The real-valued fields some job gives, as columns (NaN where a job does not)."""
     out: dict[str, FloatArray] = {}
     for name, allowed in RANGES.items():
         default = 1.0 if name == "weight" else None
-        if name not in present:  # no job gives it: nothing to read
-            out[name] = np.full(len(documents), np.nan if default is None else default)
+        if name not in present:  # no job gives it: nothing to read, nor to hold
             continue
         given = _column(documents, name, default)
         if default is not None and None in given:  # an explicit null where null is refused
@@ -179,30 +261,14 @@ def _column(documents: list[dict[str, Any]], name: str, default: Any = None) -> 
 
 def _counts(values: list[Any]) -> FloatArray | None:
     """A `PositiveCount` column: JSON integers (not booleans) from 1 to `MAX_COUNT`."""
-    if values and not (set(map(type, values)) <= {int} and 1 <= min(values) <= MAX_COUNT):
-        return None
-    if values and max(values) > MAX_COUNT:
-        return None
-    return np.array(values, dtype=float)
+    read = count_values(values)
+    return None if read is None or read[1].any() else read[0]
 
 
 def _reals(values: list[Any], allowed: tuple[bool, bool]) -> FloatArray | None:
     """A real column (None = not given → NaN): JSON numbers in the schema's range, else None."""
-    if not set(map(type, values)) <= {float, int, type(None)}:
-        return None
-    try:
-        out = np.array(values, dtype=float)
-    except OverflowError:  # an integer beyond any float: out of range
-        return None
-    missing = np.isnan(out)
-    if int(missing.sum()) != values.count(None):  # a NaN given, not a field left out
-        return None
-    zero_ok, signed = allowed
-    size = np.abs(out) if signed else out
-    inside = (size >= MIN_MAGNITUDE) & (size <= MAX_MAGNITUDE)
-    if zero_ok:
-        inside |= out == 0
-    return out if bool((inside | missing).all()) else None
+    read = real_values(values, *allowed)
+    return None if read is None else read[0]
 
 
 def _throughput(values: list[Any], gpu_names: list[str]) -> FloatArray | None:

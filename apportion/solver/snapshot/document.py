@@ -7,20 +7,26 @@ silently change an answer.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_serializer,
+    field_validator,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from apportion.solver.errors import InputError
+from apportion.solver.errors import FieldError, InputError
+from apportion.solver.layouts import RowsOrColumns
 from apportion.solver.snapshot.checks import consistency_errors
-from apportion.solver.snapshot.columns import job_columns
+from apportion.solver.snapshot.columnar import JobsAsColumns, jobs_from_columns
+from apportion.solver.snapshot.columns import JobColumns, job_columns
 from apportion.solver.snapshot.contention import ContentionTable
 from apportion.solver.snapshot.jobs import GpuType, Job
 from apportion.solver.snapshot.nodes import Node, fill_derived_fields
@@ -41,7 +47,11 @@ class Snapshot(Strict):
         # so that a generated client or a fuzzer does not build requests the server refuses.
         json_schema_extra={"minItems": 1, "contains": {"properties": {"count": {"minimum": 1}}}},
     )
-    jobs: list[Job] = Field(default_factory=list, description="Jobs to allocate.")
+    jobs: Annotated[list[Job], RowsOrColumns(JobsAsColumns)] = Field(
+        default_factory=list,
+        description="Jobs to allocate: a list of job objects, or (for large snapshots of plain "
+        "jobs) an object of columns, one array per field with an entry per job.",
+    )
     nodes: list[Node] | None = Field(default=None, description="Nodes, for placement policies.")
     lease_seconds: Positive | None = Field(
         default=None, description="Lease length in seconds (deadline policies)."
@@ -69,9 +79,27 @@ class Snapshot(Strict):
         description="Past jobs' GPU-times, for the 2D-Gittins index (Tiresias policies).",
     )
 
+    @field_validator("jobs", mode="wrap")
+    @classmethod
+    def _jobs_as_columns(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        """Jobs given as columns (`solver.snapshot.columnar`), checked a column at a time."""
+        if not isinstance(value, Mapping):
+            return handler(value)
+        gpu_types = info.data.get("gpu_types")
+        names = None if gpu_types is None else [g.name for g in gpu_types]
+        jobs = jobs_from_columns(value, names)
+        if isinstance(jobs, list):
+            raise _validation_error("jobs", jobs)
+        return jobs
+
     @field_serializer("jobs", mode="wrap")
-    def _jobs_as_list(self, jobs: Any, handler: SerializerFunctionWrapHandler) -> Any:
-        # Jobs checked as columns (`solver.snapshot.columns`) serialize as the list they stand for.
+    def _jobs_as_given(self, jobs: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # Jobs checked as columns (`solver.snapshot.columns`) are written in the layout they
+        # came in: the list they stand for, or their columns.
+        if isinstance(jobs, JobColumns) and jobs.layout == "columns":
+            return jobs.columns()
         return handler(jobs if isinstance(jobs, list) else list(jobs))
 
     @model_validator(mode="before")
@@ -81,21 +109,28 @@ class Snapshot(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Snapshot:
-        errors = consistency_errors(self)
+        # Jobs given as columns have had the rules that involve their fields checked (ids
+        # unique, known GPU types); no other rule involves those fields but the job pairs'.
+        columns = isinstance(self.jobs, JobColumns) and not self.job_pairs
+        errors = consistency_errors(self.model_copy(update={"jobs": []}) if columns else self)
         if errors:
             # Raised as a ValidationError so every problem keeps its own location.
-            raise ValidationError.from_exception_data(
-                "Snapshot",
-                [
-                    InitErrorDetails(
-                        type=PydanticCustomError(e.type, "{reason}", {"reason": e.msg}),
-                        loc=e.loc,
-                        input=None,
-                    )
-                    for e in errors
-                ],
-            )
+            raise _validation_error("Snapshot", errors)
         return self
+
+
+def _validation_error(title: str, errors: list[FieldError]) -> ValidationError:
+    return ValidationError.from_exception_data(
+        title,
+        [
+            InitErrorDetails(
+                type=PydanticCustomError(e.type, "{reason}", {"reason": e.msg}),
+                loc=e.loc,
+                input=None,
+            )
+            for e in errors
+        ],
+    )
 
 
 def parse_snapshot(data: Any) -> Snapshot:

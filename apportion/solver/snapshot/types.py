@@ -41,6 +41,7 @@ from pydantic_core import core_schema
 MAX_MAGNITUDE = 1e15
 MIN_MAGNITUDE = 1e-12
 MAX_COUNT = 1_000_000_000
+MAX_NAME = 200
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class Magnitude:
         return f"out of range: must be {'0 or ' if self.zero else ''}from {span}"
 
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME, strip_whitespace=True)]
 Finite = Annotated[StrictFloat, Field(allow_inf_nan=False), Magnitude(signed=True)]
 NonNegative = Annotated[StrictFloat, Field(ge=0, allow_inf_nan=False), Magnitude()]
 Positive = Annotated[StrictFloat, Field(gt=0, allow_inf_nan=False), Magnitude(zero=False)]

@@ -2,38 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
+from apportion.solver.layouts import RowsOrColumns
+from apportion.solver.result.jobs import JobResult, JobResultColumns, Metric
 from apportion.solver.status import Status, Termination
 
-Metric = float | int | str | bool | None
-
-
-@dataclass(slots=True)
-class JobResult:
-    """One job's answer. Jobs that got nothing say why in `reason`.
-
-    A plain dataclass rather than a pydantic model: results carry up to 100,000 jobs and are built
-    by us, not parsed, so per-object validation would only cost time.
-
-    - allocation: fraction of wall-clock time per GPU type (only X_jk > 0 listed)
-    - effective_throughput: Σ_k T_jk X_jk, steps/s
-    - normalized_share: s_j·eff_j / (w_j·prop_j), the quantity max-min fairness equalizes
-    - reason: why the job received nothing, if it did not
-    - metrics: policy-specific values (finish time, ρ, level, ...)
-    - placement: node id → GPUs on that node, for policies that place jobs on nodes
-    """
-
-    id: str
-    allocation: dict[str, float]
-    effective_throughput: float = 0.0
-    normalized_share: float | None = None
-    reason: str | None = None
-    metrics: dict[str, Metric] = field(default_factory=dict)
-    placement: dict[str, int] | None = None
+if TYPE_CHECKING:
+    from apportion.solver.result.table import JobTable
 
 
 class GpuTypeUsage(BaseModel):
@@ -170,7 +159,11 @@ class SolveResult(BaseModel):
     )
     objective: float | None = None
     objective_name: str = ""
-    jobs: list[JobResult] = Field(default_factory=list)
+    jobs: Annotated[Sequence[JobResult], RowsOrColumns(JobResultColumns)] = Field(
+        default_factory=list,
+        description="Each job's answer, in the snapshot's order: a list of job objects, or "
+        "(`options.jobs_layout`, by default the layout the snapshot's jobs came in) columns.",
+    )
     gpu_types: list[GpuTypeUsage] = Field(default_factory=list)
     summary: dict[str, Any] = Field(default_factory=dict, description="Policy-specific totals.")
     warnings: list[str] = Field(default_factory=list)
@@ -188,10 +181,43 @@ class SolveResult(BaseModel):
     )
 
     def job(self, job_id: str) -> JobResult:
+        if not isinstance(self.jobs, list):  # a `JobTable`: only that job is built
+            return _table(self.jobs).by_id(job_id)
+        job: JobResult
         for job in self.jobs:
             if job.id == job_id:
                 return job
         raise KeyError(job_id)
+
+    @field_validator("jobs", mode="wrap")
+    @classmethod
+    def _jobs_as_columns(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """Jobs written as columns are read back into a `JobTable`."""
+        if not isinstance(value, Mapping):
+            return handler(value)
+        from apportion.solver.result.table import JobTable
+
+        try:
+            return JobTable.from_columns(value)
+        except (KeyError, TypeError, ValueError) as exc:
+            reason = f"not a column of job answers: {exc}"
+            raise PydanticCustomError("job_columns", "{reason}", {"reason": reason}) from None
+
+    @field_serializer("jobs", mode="wrap")
+    def _jobs_in_layout(self, jobs: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # A `JobTable` is written in its layout: the list it stands for, or its columns.
+        if isinstance(jobs, list):
+            return handler(jobs)
+        table = _table(jobs)
+        return table.columns(plain=True) if table.layout == "columns" else handler(table.rows)
+
+
+def _table(jobs: Sequence[JobResult]) -> JobTable:
+    from apportion.solver.result.table import JobTable
+
+    if not isinstance(jobs, JobTable):
+        raise TypeError(f"jobs must be a list of JobResult or a JobTable, not {type(jobs)}")
+    return jobs
 
 
 # What-if (`solver.compare`, POST /v1/compare): two answers under one policy, side by side.

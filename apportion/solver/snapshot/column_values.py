@@ -1,0 +1,163 @@
+"""One column of a field, checked at once: what the field's per-job type accepts, in numpy.
+
+A column is a list (decoded JSON: numbers, strings, booleans, null) or, in the library, a
+one-dimensional numpy array (a masked array's masked entries are null). Each check answers the
+column's values, or None when some entry is not plainly acceptable; then the field's own
+pydantic type, the one a job's document is validated with, goes over the column
+(`refusals`): it names each refused entry with the per-job schema's own reason, or, when it
+refuses none (an entry of a type numpy does not read, such as a numpy scalar in a list), its
+validated values are used. So a column accepts exactly what the per-job schema accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache, partial
+from operator import is_, is_not
+from types import GenericAlias
+from typing import Any
+
+import numpy as np
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from apportion.solver.arraytypes import BoolArray, FloatArray
+from apportion.solver.snapshot.types import MAX_COUNT, MAX_MAGNITUDE, MAX_NAME, MIN_MAGNITUDE
+
+#: A refused entry: (row, reason, error type), as the per-job schema gives them.
+Refusal = tuple[int, str, str]
+
+_NUMBERS: frozenset[type] = frozenset({int, float, type(None)})
+_INTEGERS: frozenset[type] = frozenset({int, type(None)})
+_FLAGS = frozenset({bool, type(None)})
+_LAZY = ConfigDict(defer_build=True)
+
+
+@cache
+def adapter(element: Any) -> TypeAdapter[list[Any]]:
+    """The validator of a whole column of `element` (built on first use)."""
+    return TypeAdapter(GenericAlias(list, element), config=_LAZY)  # type: ignore[arg-type]
+
+
+def plain(column: Sequence[Any] | np.ndarray) -> list[Any]:
+    """The column as a list of Python values (null for a masked entry)."""
+    return column.tolist() if isinstance(column, np.ndarray) else list(column)
+
+
+def refusals(column: Sequence[Any] | np.ndarray, element: Any) -> tuple[list[Any], list[Refusal]]:
+    """The column validated entry by entry with the per-job type `element` (in pydantic's
+    core): its values, or every refused entry with the reason the per-job schema gives."""
+    try:
+        return adapter(element).validate_python(plain(column)), []
+    except ValidationError as exc:
+        found = [
+            (int(e["loc"][0]), e["msg"].removeprefix("Value error, "), e["type"])
+            for e in exc.errors(include_url=False)
+        ]
+        return [], found
+
+
+def real_values(
+    column: Sequence[Any] | np.ndarray, zero: bool, signed: bool
+) -> tuple[FloatArray, BoolArray] | None:
+    """(values, missing) of a column of numbers, null (NaN) where not given, each 0 (when
+    `zero`) or of a magnitude from `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (either sign if `signed`)."""
+    read = _floats(column, "fiu", _NUMBERS)
+    if read is None:
+        return None
+    values, missing = read
+    size = np.abs(values) if signed else values
+    inside = (size >= MIN_MAGNITUDE) & (size <= MAX_MAGNITUDE)
+    if zero:
+        inside |= values == 0
+    if not bool((inside | missing).all()):
+        return None
+    return np.where(missing, np.nan, values), missing
+
+
+def count_values(column: Sequence[Any] | np.ndarray) -> tuple[FloatArray, BoolArray] | None:
+    """(values, missing) of a column of whole numbers from 1 to `MAX_COUNT` (JSON integers, not
+    booleans nor floats: an integer dtype in numpy), null where not given."""
+    read = _floats(column, "iu", _INTEGERS)
+    if read is None:
+        return None
+    values, missing = read
+    inside = (values >= 1) & (values <= MAX_COUNT)
+    return read if bool((inside | missing).all()) else None
+
+
+def _floats(
+    column: Sequence[Any] | np.ndarray, kinds: str, types: frozenset[type]
+) -> tuple[FloatArray, BoolArray] | None:
+    """(values as floats, missing) of an array of dtype `kinds`, or of a list of Python `types`
+    (None: missing); None for anything else."""
+    if isinstance(column, np.ndarray):
+        if column.dtype.kind not in kinds:
+            return None
+        return np.asarray(np.ma.getdata(column), dtype=float), np.ma.getmaskarray(column)
+    given = set(map(type, column))
+    if not given <= types:
+        return None
+    try:
+        values = np.array(column, dtype=float)  # None becomes NaN
+    except OverflowError:  # an integer beyond any float: out of range
+        return None
+    missing = np.isnan(values)
+    nulls = column.count(None) if type(None) in given else 0
+    if int(missing.sum()) != nulls:  # a NaN given, not an entry left out
+        return None
+    return values, missing
+
+
+def name_values(column: Sequence[Any] | np.ndarray, nullable: bool = False) -> list[Any] | None:
+    """A column of names (`types.Name`, or null where `nullable`) that need no stripping, as
+    given; None for anything else (a name to strip or of the wrong length, a wrong type), which
+    the pydantic type decides."""
+    given = plain(column) if isinstance(column, np.ndarray) else list(column)
+    names = list(filter(partial(is_not, None), given)) if nullable else given
+    if not set(map(type, names)) <= {str}:
+        return None
+    # str.strip returns the very string when there is nothing to strip, and strips every
+    # character pydantic's does (and a few control characters more: those go to pydantic).
+    if not all(map(is_, names, map(str.strip, names))):
+        return None
+    lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
+    if lengths.size and (lengths.min() < 1 or lengths.max() > MAX_NAME):
+        return None
+    return given
+
+
+def flag_values(column: Sequence[Any] | np.ndarray) -> BoolArray | None:
+    """A column of true/false, null (false) where not given."""
+    if isinstance(column, np.ndarray):
+        if column.dtype.kind != "b":
+            return None
+        return np.ma.getdata(column) & ~np.ma.getmaskarray(column)
+    if not set(map(type, column)) <= _FLAGS:
+        return None
+    # bool(None) is False, the default; map runs in C.
+    return np.fromiter(map(bool, column), dtype=bool, count=len(column))
+
+
+def job_documents(columns: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The job documents that jobs given as columns stand for (entry j of each column is job
+    j's; a null entry is left out), before any validation; None when the columns do not line
+    up (validating the columns says why). Python per job: for editing a snapshot (a what-if
+    patch), not for solving one."""
+    ids = columns.get("id")
+    flat = {key: value for key, value in columns.items() if key != "throughput"}
+    typed = columns.get("throughput", {})
+    if not isinstance(ids, list | tuple | np.ndarray) or not isinstance(typed, Mapping):
+        return None
+    every = [*flat.values(), *typed.values()]
+    if not all(isinstance(c, list | tuple | np.ndarray) and len(c) == len(ids) for c in every):
+        return None
+    documents: list[dict[str, Any]] = [{} for _ in ids]
+    for key, column in flat.items():
+        for document, value in zip(documents, plain(column), strict=True):
+            if value is not None:
+                document[key] = value
+    for name, column in typed.items():
+        for document, value in zip(documents, plain(column), strict=True):
+            if value is not None:
+                document.setdefault("throughput", {})[name] = value
+    return documents
