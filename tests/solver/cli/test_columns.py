@@ -4,27 +4,15 @@ in either layout out, the table's first rows only, and bad columns as one line w
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import orjson
 
 from apportion.refdata.synthetic import random_columns
+from tests.solver.cli.command import run
 
 JOBS = 300
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "apportion", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
 
 
 def columnar_file(tmp_path: Path, jobs: int = JOBS) -> Path:
@@ -55,7 +43,7 @@ def test_a_columnar_snapshot_is_answered_in_columns_or_rows_as_asked(tmp_path: P
 
 
 def test_the_table_shows_the_first_rows_and_counts_the_rest(tmp_path: Path) -> None:
-    wide = {**os.environ, "COLUMNS": "200"}
+    wide = {"COLUMNS": "200"}
     done = run(str(columnar_file(tmp_path)), "--format", "table", env=wide)
     assert done.returncode == 0, done.stderr
     assert "job-99 " in done.stdout and "job-100 " not in done.stdout

@@ -13,19 +13,10 @@ import pytest
 
 from apportion.refdata.synthetic import random_snapshot
 from tests.conftest import FIXTURES
+from tests.solver.cli.command import run
 
 SNAPSHOT = str(FIXTURES / "gavel_physical_96.json")
 PLACEMENT = str(FIXTURES / "deepshare_cluster.json")
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "apportion", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=None if env is None else {**os.environ, **env},
-    )
 
 
 def one_line(done: subprocess.CompletedProcess[str], code: int, *needles: str) -> str:

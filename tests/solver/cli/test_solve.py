@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.solver.cli.command import run
 
 SNAPSHOT = FIXTURES / "gavel_physical_96.json"
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "apportion", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=120,
-    )
 
 
 def test_piped_output_is_json_and_exit_zero() -> None:
