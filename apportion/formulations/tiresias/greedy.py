@@ -11,7 +11,8 @@
    are still free, a waiting job not started takes what fits it.
 
 With a preemption cap, the highest-priority running jobs that step 1 would stop beyond the cap
-keep their GPUs instead (admitted ahead of everyone), and step 1 runs again.
+keep their GPUs instead (admitted ahead of everyone), and step 1 runs again, until it stops no
+more than the cap (steps 2 and 3 never stop a job step 1 admitted).
 """
 
 from __future__ import annotations
@@ -44,9 +45,13 @@ def greedy(inst: Instance, order: IntArray, max_preemptions: int | None) -> Deci
     forced = np.zeros(inst.num_jobs, dtype=bool)
     admitted = _by_count(inst, order, forced)
     stopped = order[inst.running[order] & ~admitted[order]]
-    if max_preemptions is not None and stopped.size > max_preemptions:
+    # Forcing some jobs in can push other running jobs out (their GPUs went to the waiting
+    # jobs the forced ones displaced): force again until the cap holds. Each round forces at
+    # least one more job, and with every running job forced nothing is stopped.
+    while max_preemptions is not None and stopped.size > max_preemptions:
         forced[stopped[: stopped.size - max_preemptions]] = True
         admitted = _by_count(inst, order, forced)
+        stopped = order[inst.running[order] & ~admitted[order]]
     decision = Decision(inst.running & admitted)
     free = node_free(inst, decision.kept)
     waiting = order[~inst.running[order]]

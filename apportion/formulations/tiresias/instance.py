@@ -85,9 +85,11 @@ def build_instance(snapshot: Snapshot, pack_limit: float, preemption_cost: float
     gang = np.array([job.scale_factor for job in jobs], dtype=np.int64)
     held = _held(snapshot, {n.id: i for i, n in enumerate(nodes)})
     running = np.asarray(held.sum(axis=1)).ravel() > 0
-    thr = np.array([[job.throughput.get(k, 0.0) for k in type_names] for job in jobs], float)
+    thr = np.array(
+        [[job.throughput.get(k, 0.0) for k in type_names] for job in jobs], dtype=float
+    ).reshape(len(jobs), len(type_names))  # (0 × types) when no job is given
     fewest = _fewest(gang, node_gpus, node_kind, len(type_names))
-    usable = (thr.reshape(len(jobs), -1) > 0) & (fewest > 0)
+    usable = (thr > 0) & (fewest > 0)
     skew = np.array([_skew(job.tensor_sizes) for job in jobs], dtype=float)
     asked = np.array([job.consolidate for job in jobs], dtype=bool)
     sensitive = (gang >= 2) & (asked | (np.nan_to_num(skew, nan=0.0) > pack_limit))
@@ -103,7 +105,7 @@ def build_instance(snapshot: Snapshot, pack_limit: float, preemption_cost: float
         node_type=node_kind,
         held=held,
         gang=gang,
-        usable=usable.reshape(len(jobs), len(type_names)),
+        usable=usable,
         fewest=fewest,
         running=running,
         sensitive=sensitive,
@@ -111,7 +113,7 @@ def build_instance(snapshot: Snapshot, pack_limit: float, preemption_cost: float
         cost=np.where(running, own.reshape(-1) * gang, 0.0),
         tensors=[None if not job.tensor_sizes else np.array(job.tensor_sizes) for job in jobs],
     )
-    _explain_unusable(inst, thr.reshape(len(jobs), -1))
+    _explain_unusable(inst, thr)
     return inst
 
 

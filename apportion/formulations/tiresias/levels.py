@@ -108,8 +108,20 @@ def _levels(inst: Instance, queues: Queues, jobs: IntArray) -> Iterator[Level]:
         yield "preemption", paid / unit, lambda d: not (inst.running & ~d.kept)[jobs].any()
     size = np.bincount(queue[jobs], minlength=queues.count)
     weight = np.zeros(inst.num_jobs)
-    weight[jobs] = size[queue[jobs]] - queues.rank[jobs]
+    weight[jobs] = size[queue[jobs]] - _rank_among(queue, queues.rank, jobs)
     yield "priority", weight, lambda d: bool(d.runs[jobs].all())
+
+
+def _rank_among(queue: IntArray, rank: IntArray, jobs: IntArray) -> IntArray:
+    """Each of `jobs`' place within its queue counting only `jobs`: a job that fits nowhere
+    takes no place, so every weight n_q − rank stays positive (a negative one would let a
+    later level outweigh an earlier one)."""
+    order = jobs[np.lexsort((rank[jobs], queue[jobs]))]
+    q = queue[order]
+    local = np.empty(queue.size, dtype=np.int64)
+    local[order] = np.arange(order.size) - np.searchsorted(q, q, side="left")
+    out: IntArray = local[jobs]
+    return out
 
 
 def _stages(levels: list[Level]) -> list[Level]:

@@ -127,7 +127,8 @@ def _best_start(
     tries: int = 8,
 ) -> _Search:
     """The best of the greedy placement and the greedy placements that put the heaviest PS
-    with c workers on a node, for the `tries` best (node, c) pairs."""
+    with c workers on a node, for the `tries` best (node, c) pairs whose other nodes hold the
+    rest of the gang."""
     found = []
     for node, c in [(-1, 0), *pairs[:tries]]:
         room = free.copy()
@@ -135,6 +136,8 @@ def _best_start(
         if node >= 0:
             fixed[node], room[node] = c, 0
         w = greedy_workers(room, load, workers - c) + fixed
+        if w.sum() < workers:  # the other nodes cannot take the rest: a gang is whole or waits
+            continue
         ps = _assign_ps(load, w, workers, share, heaviest_on=node)
         added, inside = added_load(w, ps, workers, share)
         peak = float((load + added).max(initial=0.0))
