@@ -27,6 +27,7 @@ from apportion.solver.context import SolveContext
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy, PolicyDefaults
 from apportion.solver.snapshot import Snapshot
+from apportion.solver.status import Status, Termination
 
 NAME = "the most loaded node's network traffic (Tiresias's appendix ILP)"
 
@@ -72,6 +73,8 @@ def run(
     inside = np.full(m, np.nan)
     for j, placed in network.placed.items():
         peak[j], inside[j] = placed.load, placed.inside
+    # A placement short of its proof stopped at the time limit (each ILP gets what is left).
+    spent = network.status is not Status.OPTIMAL and ctx.budget.spent()
     return Outcome(
         network.status,
         float(network.load.max(initial=0.0)),
@@ -88,6 +91,7 @@ def run(
         },
         placements=placements,
         mip_gap=network.gap,
+        termination=Termination.TIME_LIMIT if spent else None,
     )
 
 

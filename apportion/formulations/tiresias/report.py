@@ -25,7 +25,7 @@ from apportion.formulations.tiresias.instance import Instance
 from apportion.formulations.tiresias.placing import fits_consolidated
 from apportion.formulations.tiresias.queues import Queues
 from apportion.solver.arrays import ClusterArrays
-from apportion.solver.arraytypes import BoolArray, IntArray
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.policy import Outcome
 from apportion.solver.status import Status
 
@@ -158,15 +158,19 @@ def _wait_reasons(
     runs = d.runs
     waiting = np.flatnonzero(inst.schedulable & ~runs & ~inst.running)
     stopped = np.flatnonzero(inst.running & ~runs)
+    # GPUs per node held by the jobs of each queue and above, once for all waiting jobs:
+    # above[q] is what queues < q hold, upto[q] what queues ≤ q hold.
+    upto = np.cumsum(_use_by_queue(inst, queues, d), axis=0)
+    above = np.vstack([np.zeros((1, inst.node_gpus.size), dtype=np.int64), upto[:-1]])
     out: dict[int, tuple[str, str]] = {}
     for j in [*waiting.tolist(), *stopped.tolist()]:
         q = queues.queue[j]
-        shape = _shape_only(inst, d, runs, j)
+        shape = _shape_only(inst, upto[-1], j)
         if shape is not None:
             out[j] = ("shape", REASONS["shape"].format(**shape))
-        elif not _fits(inst, d, runs & (queues.queue < q), j):
+        elif _fit_type(inst, inst.node_gpus - above[q], j) is None:
             out[j] = ("higher_queue", REASONS["higher_queue"])
-        elif not _fits(inst, d, runs & (queues.queue <= q), j):
+        elif _fit_type(inst, inst.node_gpus - upto[q], j) is None:
             out[j] = ("own_queue", REASONS["own_queue"])
         elif not r.exact:
             out[j] = ("greedy", REASONS["greedy"])
@@ -177,21 +181,17 @@ def _wait_reasons(
     return out
 
 
-def _node_use(inst: Instance, d: Decision, who: BoolArray) -> IntArray:
-    """GPUs per node held by the jobs `who` of the decision."""
-    use = np.asarray(inst.held[np.flatnonzero(who & d.kept)].sum(axis=0)).ravel()
-    use = use.astype(np.int64)
+def _use_by_queue(inst: Instance, queues: Queues, d: Decision) -> IntArray:
+    """(queues × nodes) GPUs the decision's running jobs of each queue hold on each node."""
+    count = max(queues.count, 1)
+    kept = np.flatnonzero(d.kept)
+    held = inst.held[kept].tocoo()
+    use = np.zeros((count, inst.node_gpus.size), dtype=np.int64)
+    np.add.at(use, (queues.queue[kept[held.row]], held.col), held.data.astype(np.int64))
     for j, (_, pieces) in d.started.items():
-        if who[j]:
-            for n, g in pieces.items():
-                use[n] += g
+        for n, g in pieces.items():
+            use[queues.queue[j], n] += g
     return use
-
-
-def _fits(inst: Instance, d: Decision, who: BoolArray, j: int) -> bool:
-    """Whether job j's gang fits next to the jobs `who` alone, by its placement rule."""
-    free = inst.node_gpus - _node_use(inst, d, who)
-    return _fit_type(inst, free, j) is not None
 
 
 def _fit_type(inst: Instance, free: IntArray, j: int) -> int | None:
@@ -206,11 +206,12 @@ def _fit_type(inst: Instance, free: IntArray, j: int) -> int | None:
     return None
 
 
-def _shape_only(inst: Instance, d: Decision, runs: BoolArray, j: int) -> dict[str, Any] | None:
-    """For a sensitive gang: the type with enough free GPUs left but not on its fewest nodes."""
+def _shape_only(inst: Instance, used: IntArray, j: int) -> dict[str, Any] | None:
+    """For a sensitive gang: the type with enough free GPUs left but not on its fewest nodes,
+    given the GPUs per node every running job holds (`used`)."""
     if not inst.sensitive[j]:
         return None
-    free = inst.node_gpus - _node_use(inst, d, runs)
+    free = inst.node_gpus - used
     g = int(inst.gang[j])
     for k in np.flatnonzero(inst.usable[j]).tolist():
         on_type = np.flatnonzero(inst.node_type == k)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from apportion.formulations.tiresias.greedy import greedy
-from apportion.formulations.tiresias.instance import build_instance
+from apportion.formulations.tiresias.greedy import Decision, greedy
+from apportion.formulations.tiresias.instance import Instance, build_instance
 from apportion.formulations.tiresias.levels import Solved, admit
 from apportion.formulations.tiresias.netplace import place_in_turn, regroup, with_network
 from apportion.formulations.tiresias.options import TiresiasOptions
@@ -26,7 +26,7 @@ from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.policy import Outcome
 from apportion.solver.snapshot import Snapshot
-from apportion.solver.status import Status
+from apportion.solver.status import Status, Termination
 
 #: (attained service, queue) → (the priority that orders a queue, the priority reported).
 Priority = Callable[[FloatArray, IntArray], tuple[FloatArray, FloatArray]]
@@ -62,7 +62,7 @@ def run_tiresias(
     if options.admission == "exact":
         solved = admit(inst, queues, start, options.max_preemptions, ctx)
     else:
-        solved = Solved(start, Status.OPTIMAL, levels=["greedy"])
+        solved = _greedy(inst, start)
     decision = solved.decision
     network = None
     if options.placement == "network_load":
@@ -82,7 +82,30 @@ def run_tiresias(
     outcome = outcome_from(inst, problem, queues, decision, report)
     if solved.solution is not None:
         outcome = outcome.but(solution=solved.solution)
-    return outcome if network is None else with_network(outcome, network)
+    if options.admission == "greedy" and solved.status is not Status.OPTIMAL:
+        outcome = outcome.but(termination=Termination.NOT_SOLVED, detail=GREEDY).warned(GREEDY)
+    searched = [solved.status] if options.admission == "exact" else []
+    if network is not None:
+        outcome = with_network(outcome, network)
+        searched.append(network.status)
+    if any(s is not Status.OPTIMAL for s in searched) and ctx.budget.spent():
+        # A search fell short of its proof and the clock is out: it was the clock.
+        outcome = outcome.but(termination=Termination.TIME_LIMIT)
+    return outcome
+
+
+#: What a greedy answer is, in its detail and warnings.
+GREEDY = (
+    "admission=greedy: Tiresias's greedy rule (a heuristic), not proven to run the most jobs "
+    "of each queue"
+)
+
+
+def _greedy(inst: Instance, start: Decision) -> Solved:
+    """Tiresias's own admission as the answer: optimal only when every job that can run runs
+    (then no decision does better on any level), else a heuristic's feasible answer."""
+    every = bool(start.runs[inst.schedulable].all())
+    return Solved(start, Status.OPTIMAL if every else Status.FEASIBLE, levels=["greedy"])
 
 
 def _column(values: list[float | None], missing: float) -> FloatArray:

@@ -44,7 +44,7 @@ from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Block, Model, Sense
 from apportion.solver.sparse import sp
-from apportion.solver.status import Status
+from apportion.solver.status import Status, relative_gap
 
 
 def ps_loads(tensors: FloatArray, workers: int) -> FloatArray:
@@ -265,7 +265,9 @@ def place(
     share = share_all[carried]
     bound, pairs = heaviest_bound(free, load, workers, share)
     out = _best_start(free, load, workers, share, pairs)
-    if share.size:
+    if share.size and ctx.budget.spent():
+        out = _unproven(out, bound, float(share.sum() * min(workers, int(free.max()))), tie_break)
+    elif share.size:
         out = _levels(free, load, workers, share, out, bound, ctx, time_limit, tie_break)
     ps_node = np.full(share_all.size, int(np.flatnonzero(out.w)[0]), dtype=np.int64)
     ps_node[carried] = out.ps
@@ -312,6 +314,17 @@ def _levels(
     m = build(free, load, workers, share, bound, out.load + GAP * max(out.load, 1.0))
     m.model.set_objective({m.z: np.repeat(share, m.nodes.size)}, Sense.MAXIMIZE)
     return _solve(m, out, load, workers, ctx, time_limit)
+
+
+def _unproven(out: _Search, bound: float, ceiling: float, tie_break: bool) -> _Search:
+    """The greedy placement when the time is up: optimal only where it meets the bounds."""
+    short = out.load > bound + GAP * max(bound, 1.0)
+    if tie_break:
+        short = short or out.inside < ceiling - GAP * max(ceiling, 1.0)
+    if not short:
+        return out
+    gap = relative_gap(bound, out.load, maximize=False)
+    return _Search(out.w, out.ps, out.load, out.inside, Status.FEASIBLE, gap, out.solves)
 
 
 def _solve(
