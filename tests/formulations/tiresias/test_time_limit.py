@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
 from apportion import solve
+from apportion.api.main import app
 from apportion.refdata.tiresias import PHILLY_GANGS, busy_cluster, model_names, tensor_sizes
 from tests.formulations.tiresias.valid import check_schedule
 
@@ -76,3 +78,15 @@ def test_greedy_admission_says_it_is_a_heuristic(snapshot: dict[str, Any]) -> No
     assert any("greedy" in w for w in result.warnings)
     assert "heuristic" in result.solver.detail
     check_schedule(snapshot, result)
+
+
+def test_the_service_answers_at_the_limit(snapshot: dict[str, Any]) -> None:
+    body = {"policy": "tiresias_las", "snapshot": snapshot, "options": {"time_limit": 0.001}}
+    response = TestClient(app).post("/v1/solve", json=body)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert (answer["status"], answer["termination"]) in {
+        ("feasible", "time_limit"),
+        ("fallback", "time_limit"),
+    }
+    assert len(answer["jobs"]) == len(snapshot["jobs"])
