@@ -99,17 +99,33 @@ def _levels(inst: Instance, queues: Queues, jobs: IntArray) -> Iterator[Level]:
         member[jobs[queue[jobs] == q]] = 1.0
         if member.any():
             yield f"queue_{q + 1}", member, _all_of(member)
-    paid = np.ceil(np.where(inst.running, inst.cost, 0.0))
+    paid = np.where(inst.running, inst.cost, 0.0)
     paid[np.setdiff1d(np.arange(inst.num_jobs), jobs)] = 0.0
     if paid.any():
-        # Keeping a job saves its cost: maximize Σ c_r x_r. Divided by the costs' greatest
-        # common divisor, the same optimum with smaller numbers.
-        unit = float(np.gcd.reduce(paid[paid > 0].astype(np.int64)))
-        yield "preemption", paid / unit, lambda d: not (inst.running & ~d.kept)[jobs].any()
+        # Keeping a job saves its cost: maximize Σ c_r x_r, in whole units (`whole_costs`).
+        paid = whole_costs(paid)
+        yield "preemption", paid, lambda d: not (inst.running & ~d.kept)[jobs].any()
     size = np.bincount(queue[jobs], minlength=queues.count)
     weight = np.zeros(inst.num_jobs)
     weight[jobs] = size[queue[jobs]] - _rank_among(queue, queues.rank, jobs)
     yield "priority", weight, lambda d: bool(d.runs[jobs].all())
+
+
+#: The finest decimal a preemption cost is counted in (GPU-seconds): 10^-DECIMALS.
+DECIMALS = 6
+
+
+def whole_costs(costs: FloatArray) -> FloatArray:
+    """Costs as whole numbers with the same order of every sum: scaled by the least power of
+    ten that makes them whole (they are rounded at 10^-DECIMALS past that), then divided by
+    their greatest common divisor. Rounding them up instead would tie 2.2 with 2.5."""
+    for digits in range(DECIMALS + 1):
+        scaled = costs * 10.0**digits
+        if np.allclose(scaled, np.round(scaled), rtol=1e-12, atol=1e-9):
+            break
+    whole = np.round(scaled).astype(np.int64)
+    unit = int(np.gcd.reduce(whole[whole > 0])) if (whole > 0).any() else 1
+    return np.asarray(whole // unit, dtype=float)
 
 
 def _rank_among(queue: IntArray, rank: IntArray, jobs: IntArray) -> IntArray:

@@ -99,3 +99,33 @@ def test_an_empty_job_list_over_http() -> None:
         response = client.post("/v1/solve", json=body)
         assert response.status_code == 200, response.text
         assert response.json()["jobs"] == []
+
+
+def test_preemption_costs_are_compared_as_given() -> None:
+    # One 4-GPU node held by A (2 GPUs × 1.1 s = 2.2) and B (2 × 1.25 s = 2.5), both below the
+    # top queue; `w` (top queue) needs 2 GPUs: one of them stops. The cheaper is A, although
+    # it started first (counted in whole seconds rounded up, both cost 3 and B stopped).
+    def job(name: str, start: float, seconds: float) -> dict[str, Any]:
+        return {
+            "id": name,
+            "scale_factor": 2,
+            "throughput": {"a": 1.0},
+            "placement": {"n0": 2},
+            "attained_service": 500.0,
+            "started_at": start,
+            "overhead_seconds": seconds,
+        }
+
+    snapshot = {
+        "gpu_types": [{"name": "a", "count": 4}],
+        "nodes": [{"id": "n0", "gpus": 4, "gpu_type": "a"}],
+        "jobs": [
+            job("A", 0.0, 1.1),
+            job("B", 1.0, 1.25),
+            {"id": "w", "scale_factor": 2, "throughput": {"a": 1.0}, "arrival_time": 5.0},
+        ],
+    }
+    result = solve(snapshot, policy="tiresias_las", options={"thresholds": [100.0]})
+    assert result.status.value == "optimal"
+    assert placed(result) == {"A": None, "B": {"n0": 2}, "w": {"n0": 2}}
+    assert result.summary["preemption_cost_gpu_seconds"] == pytest.approx(2.2)

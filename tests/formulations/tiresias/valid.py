@@ -24,7 +24,9 @@ def consolidated(job: dict[str, Any], pack_limit: float = 0.5) -> bool:
     return job["scale_factor"] >= 2 and (bool(job.get("consolidate")) or skewed)
 
 
-def check_schedule(snapshot: dict[str, Any], result: Any, consolidate: bool = True) -> list[bool]:
+def check_schedule(
+    snapshot: dict[str, Any], result: Any, consolidate: bool = True, pack_limit: float = 0.5
+) -> list[bool]:
     """Assert the rules; the run indicator of each job, in snapshot order."""
     sizes = {n["id"]: n["gpus"] for n in snapshot["nodes"]}
     used = dict.fromkeys(sizes, 0)
@@ -41,7 +43,7 @@ def check_schedule(snapshot: dict[str, Any], result: Any, consolidate: bool = Tr
         assert sum(placed.values()) == job["scale_factor"], f"{job['id']}: a broken gang"
         if "placement" in job:
             assert placed == job["placement"], f"{job['id']}: a running job was moved"
-        elif consolidate and consolidated(job):
+        elif consolidate and consolidated(job, pack_limit):
             most = fewest_nodes(list(sizes.values()), job["scale_factor"])
             assert len(placed) <= most, f"{job['id']}: not consolidated"
         for node, gpus in placed.items():
