@@ -31,7 +31,15 @@ INF = math.inf
 
 
 def node_kind(snap: Snap) -> list[str]:
-    return [n["gpu_type"] for n in snap["nodes"]]
+    """Each node's GPU type (untyped nodes: `gpu`)."""
+    return [n.get("gpu_type") or "gpu" for n in snap["nodes"]]
+
+
+def type_names(snap: Snap) -> list[str]:
+    """The snapshot's GPU types in its order (from its nodes when it lists none)."""
+    if snap.get("gpu_types"):
+        return [g["name"] for g in snap["gpu_types"]]
+    return list(dict.fromkeys(node_kind(snap)))
 
 
 def fewest(sizes: list[int], gang: int) -> int:
@@ -54,7 +62,7 @@ def usable(snap: Snap, job: dict[str, Any]) -> list[str]:
     """The types, in the snapshot's order, the job has throughput on and whose GPUs hold it."""
     kinds = node_kind(snap)
     out = []
-    for t in [g["name"] for g in snap["gpu_types"]]:
+    for t in type_names(snap):
         total = sum(n["gpus"] for n, k in zip(snap["nodes"], kinds, strict=True) if k == t)
         if job["throughput"].get(t, 0.0) > 0 and total >= job["scale_factor"]:
             out.append(t)

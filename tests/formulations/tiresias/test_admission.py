@@ -1,5 +1,6 @@
-"""Exact admission against brute force on tiny snapshots, and every answer checked against the
-rules: capacity, whole gangs, consolidated sensitive jobs, running jobs never moved."""
+"""Exact admission against the independent reference's brute force on tiny snapshots, and every
+answer checked against the rules: capacity, whole gangs, consolidated sensitive jobs, running
+jobs never moved."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 import pytest
 
 from apportion import solve
-from tests.formulations.tiresias.brute import best, fewest, random_snapshot, ranks, score
+from tests.formulations.tiresias.brute import random_snapshot
+from tests.formulations.tiresias.reference import answer_score, best_admission, fewest
 
 LIMITS = [100.0, 300.0]
 
@@ -43,10 +45,7 @@ def test_exact_admission_is_the_lexicographic_optimum(seed: int) -> None:
     result = solve(snapshot, policy="tiresias_las", options=options)
     assert result.status.value == "optimal"
     runs = check_rules(snapshot, result, sensitive)
-    jobs = snapshot["jobs"]
-    queue = [sum(1 for x in LIMITS if j["attained_service"] >= x) for j in jobs]
-    got = score(jobs, runs, queue, ranks(jobs, queue), cost, len(LIMITS) + 1)
-    assert got == best(snapshot, LIMITS, cost, cap, sensitive)
+    assert answer_score(snapshot, options, runs, False) == best_admission(snapshot, options, False)
 
 
 @pytest.mark.parametrize("seed", range(20))
