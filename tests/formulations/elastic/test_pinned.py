@@ -67,11 +67,13 @@ def test_pinned_job_with_a_waiting_job_beside_it() -> None:
         assert result.gpu_types[0].used == pytest.approx(2.0), policy
 
 
-def test_pinned_jobs_over_capacity_are_infeasible_in_max_min() -> None:
+@pytest.mark.parametrize("policy", POLICIES)
+def test_pinned_jobs_over_capacity_are_infeasible(policy: str) -> None:
     # both jobs pinned on 2 GPUs each, 3 GPUs: the snapshot asks for what cannot be
     snapshot = _load("elastic_max_min_pinned.json")
     snapshot["gpu_types"][0]["count"] = 3
-    snapshot["jobs"][1]["elastic"].update(current={"gpu_type": "a", "gpus": 2}, pinned=True)
-    result = solve(snapshot, policy="elastic_max_min")
+    for job in snapshot["jobs"]:
+        job["elastic"].update(current={"gpu_type": "a", "gpus": 2}, pinned=True, remaining=1.0)
+    result = solve(snapshot, policy=policy)
     assert result.status is Status.INFEASIBLE
     assert any("pinned jobs alone hold more GPUs" in w for w in result.warnings)
