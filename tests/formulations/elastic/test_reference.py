@@ -6,6 +6,8 @@ nowhere, empty job lists, running jobs with restart discounts, and ties."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -199,3 +201,15 @@ def test_empty_job_list() -> None:
         result = solve(snapshot, policy=policy)
         assert result.status is Status.OPTIMAL and result.objective == 0.0
     assert solve(snapshot, policy="elastic_max_min").objective is None
+
+
+def test_the_reference_gives_the_hand_worked_answers() -> None:
+    """The snapshots of the pinned-job defects, answered by the reference as by hand."""
+    data = Path(__file__).parent / "data"
+    two = json.loads((data / "elastic_pinned_two_matching.json").read_text())
+    jobs = reference.read(two)
+    assert list(reference.choices(two, jobs)) == [(1,)]  # one GPU, the batch of most goodput
+    assert reference.sia(jobs, (1,), -0.5, 1.1) == 1.0  # its Ĝ is 1
+    pinned = json.loads((data / "elastic_max_min_pinned.json").read_text())
+    shares = reference.max_min(pinned, reference.read(pinned))
+    assert shares is not None and shares.level == pytest.approx(1.0)
