@@ -1,7 +1,9 @@
 """The snapshot's elastic jobs as one flat array of candidate configurations, grouped by job.
 
 A candidate is kept when it can run (goodput > 0), fits its GPU type and the job's `max_gpus`;
-a pinned job keeps only its current configuration. Each job's candidates are normalized by the
+a pinned job keeps only its current configuration, and only one of them where `current` (GPU
+type, GPUs, nodes) matches several (batch sizes): the one with the most goodput, which every
+objective prefers for the same GPUs. Each job's candidates are normalized by the
 smallest goodput among them (Sia: the slowest configuration counts 1), and, when the job runs
 somewhere, every candidate that would restart it is discounted by Sia's re-allocation factor
 r = max(T − n·S, 0)/(T + S) (T its age, n its restarts, S its restart seconds; 1 while T < S).
@@ -240,6 +242,7 @@ def _usable(
     good = cands.goodput > 0
     fits = (cands.gpus <= problem.gpu_count[cands.gpu]) & (cands.gpus <= cap[cands.job])
     keep = good & fits & (cands.current | ~pinned[cands.job])
+    keep &= ~pinned[cands.job] | _best_of_job(cands, keep)
     had = np.bincount(cands.job, minlength=len(specs)) > 0
     any_good = np.bincount(cands.job, weights=good, minlength=len(specs)) > 0
     left = np.bincount(cands.job, weights=keep, minlength=len(specs)) > 0
@@ -248,6 +251,17 @@ def _usable(
     for j in np.flatnonzero(~had).tolist():
         reasons.setdefault(j, NO_GOODPUT)
     return cands.take(keep)
+
+
+def _best_of_job(cands: Candidates, among: BoolArray) -> BoolArray:
+    """Per job, its first candidate of the most goodput among those in `among`."""
+    at = np.flatnonzero(among)
+    order = at[np.lexsort((-cands.goodput[at], cands.job[at]))]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = cands.job[order][1:] != cands.job[order][:-1]
+    out = np.zeros(cands.size, dtype=bool)
+    out[order[first]] = True
+    return out
 
 
 def _restart_factors(specs: list[Elastic | None]) -> FloatArray:

@@ -10,7 +10,7 @@ import numpy as np
 from apportion.formulations.elastic.candidates import ElasticJobs
 from apportion.formulations.elastic.classes import merge
 from apportion.formulations.elastic.model import ChoiceModel, Presolve, build, chosen
-from apportion.formulations.elastic.search import solve_guided
+from apportion.formulations.elastic.search import PLAIN, Reading, solve_guided
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.backends import Solution
@@ -80,8 +80,10 @@ def solve_integral(
     value: FloatArray,
     keep: BoolArray,
     presolve: Presolve = "auto",
+    reading: Reading = PLAIN,
 ) -> IntegralAnswer:
-    """Maximize Σ value_c over the chosen candidates."""
+    """Maximize Σ value_c over the chosen candidates; `reading` states the policy's objective
+    in it (its gaps are on that objective)."""
     merged = ctx.options.merge_identical
     choice, kept, values = prepare(name, problem, jobs, value, keep, merged, presolve)
     over = pinned_overflow(problem, jobs)
@@ -95,7 +97,7 @@ def solve_integral(
         text = f"pinned jobs alone hold more GPUs than there are of {', '.join(over)}"
         none = np.full(jobs.num_jobs, -1, dtype=np.int64)
         return IntegralAnswer(Status.INFEASIBLE, none, None, choice, kept, 0, [text])
-    solution = solve_guided(ctx, choice, values)
+    solution = solve_guided(ctx, choice, values, reading=reading)
     return answer(ctx, choice, kept, solution)
 
 

@@ -18,6 +18,7 @@ from apportion.formulations.elastic.evidence import integral_evidence
 from apportion.formulations.elastic.integral import solve_integral
 from apportion.formulations.elastic.options import ElasticOptions
 from apportion.formulations.elastic.outcome import integral_outcome
+from apportion.formulations.elastic.search import Reading
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext
@@ -33,7 +34,10 @@ def run(
     jobs = collect(snapshot, problem, options.restart_factor)
     c = jobs.candidates
     value = jobs.weight[c.job] * c.normalized
-    answer = solve_integral(NAME, ctx, problem, jobs, value, value > 0, options.presolve)
+    pinned = float(value[jobs.pinned[c.job]].sum())  # in the total, outside the model
+    answer = solve_integral(
+        NAME, ctx, problem, jobs, value, value > 0, options.presolve, Reading(pinned)
+    )
     runs = answer.pick >= 0
     total = float(value[answer.pick[runs]].sum()) if answer.status.has_solution else None
     outcome = integral_outcome(

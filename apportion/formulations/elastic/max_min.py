@@ -10,8 +10,10 @@ fraction of time j runs in c:
 
 then, with t held at its optimum, maximize Σ_j Σ_c Ĝ_jc X_jc / w_j (the Pareto stage of §1d: no
 job can gain without another losing). A job whose every share is 1 gets its slowest
-configuration's goodput all the time. An LP over classes of identical jobs (their shares split
-evenly, exact by symmetry); the round mechanism turns shares into configurations per round.
+configuration's goodput all the time. A pinned job keeps its configuration all the time and
+leaves the model: its GPUs leave N_k, and it takes no share of the rest and no part in the
+level. An LP over classes of identical jobs (their shares split evenly, exact by symmetry); the
+round mechanism turns shares into configurations per round.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from pydantic import Field
 
 from apportion.formulations.elastic.candidates import ElasticJobs, collect
 from apportion.formulations.elastic.classes import merge
-from apportion.formulations.elastic.model import ChoiceModel, build, shares
+from apportion.formulations.elastic.model import ChoiceModel, build, pinned_use, shares
 from apportion.formulations.elastic.options import ElasticOptions
 from apportion.formulations.elastic.outcome import shared_outcome
 from apportion.solver.arrays import ClusterArrays
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.backends import LpMethod, Solution
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.explain.codes import Reason
@@ -56,7 +59,8 @@ def run(
 ) -> Outcome:
     jobs = collect(snapshot, problem, options.restart_factor)
     c = jobs.candidates
-    active = jobs.has_candidates()
+    # pinned jobs keep their configuration all the time, outside the model and its level
+    active = jobs.has_candidates() & ~jobs.pinned
     classes = merge(jobs, c.normalized, active, ctx.options.merge_identical)
     choice = build(
         NAME,
@@ -68,23 +72,41 @@ def run(
         False,
         options.presolve,
     )
-    nothing = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    held = np.flatnonzero(jobs.pinned[c.job])
+    pinned = (c.job[held], held, np.ones(held.size))
+    over = pinned_use(jobs, problem.num_types) > problem.gpu_count
+    if over.any():
+        nothing = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        names = ", ".join(problem.gpu_names[k] for k in np.flatnonzero(over))
+        text = f"pinned jobs alone hold more GPUs than there are of {names}"
+        return shared_outcome(problem, jobs, nothing, Status.INFEASIBLE, None).warned(text)
     if choice.y.size == 0:
-        return shared_outcome(problem, jobs, nothing, Status.OPTIMAL, None)
+        return shared_outcome(problem, jobs, pinned, Status.OPTIMAL, None)
     level, solution, first, share, skipped = _levels(ctx, choice, jobs, options.pareto)
     if not solution.status.has_solution:
-        return shared_outcome(problem, jobs, nothing, solution.status, None).but(solution=solution)
-    outcome = shared_outcome(problem, jobs, shares(choice, solution), solution.status, level)
+        return shared_outcome(problem, jobs, pinned, solution.status, None).but(solution=solution)
+    job, cand, x = shares(choice, solution)
+    split = (
+        np.concatenate([pinned[0], job]),
+        np.concatenate([held, cand]),
+        np.concatenate([pinned[2], x]),
+    )
+    outcome = shared_outcome(problem, jobs, split, solution.status, level)
     outcome = outcome.but(
         solution=solution, merged_groups=classes.size if ctx.options.merge_identical else None
     )
     if ctx.options.explain:
-        outcome = outcome.but(evidence=_evidence(choice, first, share, outcome.reasons))
+        evidence = _evidence(choice, first, share, outcome.reasons, held_by_pin=c.job[held])
+        outcome = outcome.but(evidence=evidence)
     return outcome.warned(skipped) if skipped else outcome
 
 
 def _evidence(
-    choice: ChoiceModel, first: Solution, share: Block, reasons: Mapping[int, str]
+    choice: ChoiceModel,
+    first: Solution,
+    share: Block,
+    reasons: Mapping[int, str],
+    held_by_pin: IntArray,
 ) -> DecisionEvidence:
     """Bottlenecks from the max-min LP's share duals; prices from its capacity duals (the
     level gained per extra GPU)."""
@@ -92,6 +114,8 @@ def _evidence(
     texts: dict[int, str] = {}
     for j, why in reasons.items():
         codes[j], texts[j] = Reason.NO_THROUGHPUT, why
+    for j in held_by_pin.tolist():
+        codes[j], texts[j] = Reason.GRANTED, "pinned: keeps its current configuration"
     if first.row_dual is None:
         return DecisionEvidence(codes, texts, note="the solver reported no duals")
     held = np.abs(first.dual(share)) > DUAL_FLOOR

@@ -10,7 +10,7 @@ the time without improving on it, so the family turns them off (bench/elastic.py
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -31,15 +31,42 @@ NO_HEURISTICS: dict[str, Scalar] = {"mip_heuristic_effort": 0.0}
 GUIDED_COLUMNS = 2_000
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How the policy's objective reads Σ values·y: `offset` + Σ values·y maximized, or (with
+    `minimize`) `offset` − Σ values·y minimized. Every gap, the solver's stopping rule
+    included, is measured on that objective, the one the user reads."""
+
+    offset: float = 0.0
+    minimize: bool = False
+
+    @property
+    def sign(self) -> float:
+        return -1.0 if self.minimize else 1.0
+
+    def gap(self, bound: float, found: float) -> float:
+        return relative_gap(bound, found, maximize=not self.minimize)
+
+
+#: Σ values·y itself, maximized (no offset).
+PLAIN = Reading()
+
+
 def solve_guided(
-    ctx: SolveContext, choice: ChoiceModel, values: FloatArray, auxiliary: bool = False
+    ctx: SolveContext,
+    choice: ChoiceModel,
+    values: FloatArray,
+    auxiliary: bool = False,
+    reading: Reading = PLAIN,
 ) -> Solution:
-    """Maximize Σ values·y over `choice`: small models directly; larger ones proven by the LP
-    bound when the rounded LP answer is within the gap, else by the MILP started from it (the
-    rounded answer itself, feasible, when a limit stops that MILP before it takes its start).
-    `auxiliary`: the model is not the policy's own (an explanation's what-if)."""
+    """The best Σ values·y over `choice`, as `reading` states the objective: small models
+    directly; larger ones proven by the LP bound when the rounded LP answer is within the gap,
+    else by the MILP started from it (the rounded answer itself, feasible, when a limit stops
+    that MILP before it takes its start). `auxiliary`: the model is not the policy's own (an
+    explanation's what-if)."""
     model = choice.model
-    model.set_objective({choice.y: values}, Sense.MAXIMIZE)
+    sense = Sense.MINIMIZE if reading.minimize else Sense.MAXIMIZE
+    model.set_objective({choice.y: reading.sign * values}, sense, reading.offset)
     milp = SolveRequest(model, tuning=choice.tuning, auxiliary=auxiliary)
     if choice.y.size < GUIDED_COLUMNS:
         return ctx.solve(milp)
@@ -49,22 +76,22 @@ def solve_guided(
     lp = np.clip(relaxed.value(choice.y), 0.0, None)
     start = _rounded(ctx, choice, values, lp)
     gap = ctx.settings().mip_rel_gap or 0.0
-    found = float(values @ start)
-    bound = float(relaxed.objective)
-    if relaxed.status is Status.OPTIMAL and relative_gap(bound, found) <= gap:
-        return _rounded_answer(relaxed, choice, start, found, bound)
+    found = reading.offset + reading.sign * float(values @ start)
+    bound = float(relaxed.objective)  # the offset included
+    if relaxed.status is Status.OPTIMAL and reading.gap(bound, found) <= gap:
+        return _rounded_answer(relaxed, choice, start, found, reading.gap(bound, found))
     tuning = {k: {**v, **NO_HEURISTICS} for k, v in choice.tuning.items()}
     columns = np.arange(choice.y.start, choice.y.start + choice.y.size, dtype=np.int64)
     solved = ctx.solve(replace(milp, start=(columns, start), tuning=tuning))
     if solved.status is Status.FEASIBLE and solved.objective is not None:
         # the LP bound holds for the MILP too: tighter than its own when a limit stopped it early
-        known = relative_gap(bound, float(solved.objective))
+        known = reading.gap(bound, float(solved.objective))
         if solved.mip_gap is None or known < solved.mip_gap:
             solved = replace(solved, mip_gap=known)
     if solved.status.has_solution:
         return solved
     # stopped (by a limit) before it even took its start: the rounded answer stands, unproven
-    return _rounded_answer(relaxed, choice, start, found, bound, solved)
+    return _rounded_answer(relaxed, choice, start, found, reading.gap(bound, found), solved)
 
 
 def _rounded(
@@ -107,10 +134,10 @@ def _rounded_answer(
     choice: ChoiceModel,
     start: FloatArray,
     found: float,
-    bound: float,
+    gap: float,
     stopped: Solution | None = None,
 ) -> Solution:
-    """The rounded answer as the model's solution, its gap measured against the LP bound:
+    """The rounded answer as the model's solution, its `gap` measured against the LP bound:
     proven optimal within the gap, or (`stopped`: the MILP that ended without a point) a
     feasible answer with that MILP's termination."""
     x = relaxed.x.copy()
@@ -133,6 +160,6 @@ def _rounded_answer(
         backend=relaxed.backend,
         solver=relaxed.solver,
         detail=detail,
-        mip_gap=relative_gap(bound, found),
+        mip_gap=gap,
         termination=termination,
     )

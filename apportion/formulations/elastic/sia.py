@@ -28,6 +28,7 @@ from apportion.formulations.elastic.evidence import integral_evidence
 from apportion.formulations.elastic.integral import solve_integral
 from apportion.formulations.elastic.options import ElasticOptions
 from apportion.formulations.elastic.outcome import integral_outcome
+from apportion.formulations.elastic.search import Reading
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext
@@ -71,11 +72,17 @@ def run(
     lam = options.lambda_n
     # value of running a job in c rather than leaving it waiting, to maximize
     value = weight * (lam - power) if options.p < 0 else weight * (power + lam)
-    answer = solve_integral(NAME, ctx, problem, jobs, value, value > 0, options.presolve)
+    sign = 1.0 if options.p < 0 else -1.0
+    # the objective the user reads: pinned jobs' A and λ for every other job, less (p < 0) or
+    # plus Σ value over the running ones; its gap is the one to hold and report
+    held = jobs.pinned[c.job]
+    free = jobs.has_candidates() & ~jobs.pinned
+    offset = float(np.sum(weight[held] * power[held])) + sign * lam * float(jobs.weight[free].sum())
+    reading = Reading(offset, minimize=options.p < 0)
+    answer = solve_integral(NAME, ctx, problem, jobs, value, value > 0, options.presolve, reading)
     runs = answer.pick >= 0
     waiting = jobs.has_candidates() & ~runs
     chosen = answer.pick[runs]
-    sign = 1.0 if options.p < 0 else -1.0
     objective = None
     if answer.status.has_solution:
         objective = float(

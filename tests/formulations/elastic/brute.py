@@ -1,5 +1,7 @@
 """Brute force over every assignment of small elastic snapshots (each job waits or runs in one
-of its configurations), written from the definitions in FORMULATIONS §9, not from the code."""
+of its configurations), written with the policies and sharing their blind spots: its snapshots
+hold no pinned job, no duplicate configuration and no zero goodput, and it reads neither
+`max_gpus` nor `nodes`. The independent reference, with those cases, is `reference`."""
 
 from __future__ import annotations
 

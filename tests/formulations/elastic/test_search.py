@@ -23,8 +23,11 @@ from apportion.solver.pipeline import export_model
 from apportion.solver.status import Status, Termination
 
 
-def _sia_optimum(snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1) -> float:
-    """min Σ A x + λ (jobs waiting), one binary per (job, configuration), by scipy's milp."""
+def _sia_model(
+    snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1
+) -> tuple[np.ndarray, list[LinearConstraint]]:
+    """Σ (A − λ) x to minimize (Sia's objective less λ·J), one column per (job,
+    configuration), and its rows."""
     types = {t["name"]: k for k, t in enumerate(snapshot["gpu_types"])}
     cost, job, gpu, gpus = [], [], [], []
     for j, spec in enumerate(snapshot["jobs"]):
@@ -56,8 +59,21 @@ def _sia_optimum(snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1) ->
             ub=[t["count"] for t in snapshot["gpu_types"]],
         ),
     ]
+    return cost, rows
+
+
+def _sia_optimum(snapshot: dict[str, Any], p: float = -0.5, lam: float = 1.1) -> float:
+    """min Σ A x + λ (jobs waiting), binary x, by scipy's milp."""
+    cost, rows = _sia_model(snapshot, p, lam)
     answer = milp(cost, constraints=rows, integrality=np.ones(cost.size), bounds=Bounds(0, 1),
                   options={"mip_rel_gap": 1e-6})  # fmt: skip
+    return float(answer.fun + lam * len(snapshot["jobs"]))
+
+
+def _sia_lp_bound(snapshot: dict[str, Any], lam: float = 1.1) -> float:
+    """The same with 0 ≤ x ≤ 1: a lower bound on Sia's optimum."""
+    cost, rows = _sia_model(snapshot, lam=lam)
+    answer = milp(cost, constraints=rows, bounds=Bounds(0, 1))
     return float(answer.fun + lam * len(snapshot["jobs"]))
 
 
@@ -70,6 +86,22 @@ def test_guided_search_reaches_the_per_job_optimum(seed: int) -> None:
     best = _sia_optimum(snapshot)
     assert result.objective == pytest.approx(best, rel=1e-4)
     assert result.objective >= best - 1e-6 * abs(best)
+
+
+def test_sia_s_gap_is_on_the_objective_it_reports() -> None:
+    """A round whose rounded LP answer is 1.5e-3 above the LP bound on Sia's objective (λ·J −
+    Σ (λ − A), minimized), but only 9.7e-4 on the model's Σ (λ − A): the gap reported, and the
+    gap a request holds, are the first."""
+    snapshot = round_snapshot(scale_workload(8)[:200], SIA_CLUSTER.scaled(8), seed=2)
+    bound = _sia_lp_bound(snapshot)
+    loose = solve(snapshot, policy="sia", options={"mip_gap": 0.01})
+    assert "LP relaxation" in loose.solver.detail  # the rounded answer, proven by the bound
+    gap = (loose.objective - bound) / loose.objective
+    assert 1e-3 < gap < 0.01
+    assert loose.solver.mip_gap == pytest.approx(gap, rel=1e-6)
+    tight = solve(snapshot, policy="sia", options={"mip_gap": 1e-3})
+    assert tight.solver.mip_gap is not None and tight.solver.mip_gap <= 1e-3
+    assert (tight.objective - bound) / tight.objective <= 1e-3
 
 
 def test_export_writes_the_milp_not_the_relaxation_nor_the_residual(tmp_path: Path) -> None:
@@ -85,8 +117,8 @@ def test_export_writes_the_milp_not_the_relaxation_nor_the_residual(tmp_path: Pa
     h.setOptionValue("output_flag", False)
     assert h.readModel(str(path)) == highspy.HighsStatus.kOk
     h.run()
-    # Σ (λ − A) over the running jobs, maximized: the policy's objective is λ·J less it
-    objective = 1.1 * len(snapshot["jobs"]) - h.getInfo().objective_function_value
+    # λ·J less Σ (λ − A) over the running jobs, minimized: the policy's own objective
+    objective = h.getInfo().objective_function_value
     assert objective == pytest.approx(solve(snapshot, policy="sia").objective, rel=1e-4)
 
 
@@ -145,6 +177,7 @@ def test_a_milp_stopped_early_is_given_the_lp_bound_s_gap(monkeypatch: pytest.Mo
     monkeypatch.setattr(SolveContext, "solve", early)
     result = solve(snapshot, policy="sia")
     assert result.status is Status.FEASIBLE and len(bounds) == 1
-    # the model maximizes Σ (λ − A) = λ·J − the policy's objective
-    value = 1.1 * len(snapshot["jobs"]) - result.objective
-    assert result.solver.mip_gap == pytest.approx((bounds[0] - value) / value)
+    # the model minimizes the policy's objective (λ·J − Σ (λ − A)): the bound is on it
+    assert result.objective > bounds[0]
+    gap = (result.objective - bounds[0]) / result.objective
+    assert result.solver.mip_gap == pytest.approx(gap)
