@@ -36,8 +36,8 @@ def test_two_identical_guaranteed_jobs_may_take_different_options() -> None:
     result = solve(snapshot, policy=case["policy"], options=case["options"])
     assert result.status is Status.OPTIMAL
     assert result.objective == pytest.approx(42.01)
-    assert brute_force(snapshot, "value").objective == pytest.approx(42.01)
-    assert read_answer(result, snapshot, "value").objective == pytest.approx(42.01)
+    assert brute_force(snapshot, {"objective": "value"}).objective == pytest.approx(42.01)
+    assert read_answer(result, snapshot, {"objective": "value"}).objective == pytest.approx(42.01)
     assert sorted([slots(result, "j3"), slots(result, "j4")]) == [(0, "0"), (1, "2")]
     assert {slots(result, j)[1] for j in ("j0", "j1", "j2")} == {"1"}
 
