@@ -50,6 +50,7 @@ Objective = Literal["satisfaction", "value"]
 
 #: Defaults when the request sets no limit: they keep a Philly-scale request (120 nodes, 400 SLO
 #: jobs × 72 slots, 1,000 best-effort jobs) within a few seconds (the `deadlines` bench rows).
+#: An answer within the default gap but short of its bound is `feasible` (`lease_search`).
 DEFAULT_TIME_LIMIT = 3.0
 DEFAULT_MIP_GAP = 0.01
 
@@ -60,8 +61,9 @@ class DeadlineOptions(PolicyOptions):
         description="What admission maximizes. satisfaction (the default, for a scheduler that "
         "calls it over time): Chronus's schedule_summary metric, each guaranteed job's value ÷ "
         "its best value, less `lease_price` per GPU-lease it reserves (those leases run ahead "
-        "of the jobs without a guarantee); value: Chronus's Σ of the values guaranteed, exact "
-        "for the decision in hand, values ranking jobs against each other.",
+        "of the jobs without a guarantee); value: Chronus's Σ of the values guaranteed, values "
+        "ranking jobs against each other. Either is solved to mip_gap (default 1 %): the "
+        "status is optimal only when the gap is closed; send mip_gap 0 for the proven optimum.",
     )
     lease_price: float = Field(
         0.05,

@@ -28,7 +28,7 @@ from enum import Enum
 import numpy as np
 
 from apportion.formulations.deadlines.bounds import energy_admits, packed_late, repair
-from apportion.formulations.deadlines.lease_milp import build
+from apportion.formulations.deadlines.lease_milp import MILP_TUNING, build
 from apportion.formulations.deadlines.lease_plan import (
     LeasePlan,
     fits,
@@ -119,7 +119,7 @@ def check(
         return False
     if proof is Proof.RELAXATION or ctx.budget.spent():
         return None
-    solution = ctx.solve(SolveRequest(lease.model))
+    solution = ctx.solve(SolveRequest(lease.model, tuning=MILP_TUNING))
     if solution.status is Status.INFEASIBLE:
         return False
     if solution.status.has_solution:

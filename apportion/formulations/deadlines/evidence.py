@@ -24,7 +24,7 @@ import numpy as np
 from apportion.formulations.deadlines.decision import Admission, LeaseRun
 from apportion.formulations.deadlines.earliest import Earliest, check, earliest, fits_by, room_left
 from apportion.formulations.deadlines.problem import LeaseProblem
-from apportion.formulations.deadlines.report import cannot_fit, slot_list
+from apportion.formulations.deadlines.report import cannot_fit, slot_list, too_large
 from apportion.solver.arraytypes import IntArray
 from apportion.solver.context import SolveContext, TimeBudget
 from apportion.solver.explain import DecisionEvidence, Reason
@@ -70,6 +70,8 @@ class Reasons:
             self.put(j, Reason.GRANTED, "best-effort: runs this lease on spare GPUs")
         elif p.leases[j] == 0:
             self.put(j, Reason.GRANTED, "best-effort: nothing left to run")
+        elif not p.fits_cluster[j]:
+            self.put(j, Reason.CAPACITY, f"best-effort: {too_large(p, j)}")
         else:
             self.put(j, Reason.CAPACITY, f"best-effort: no room for {p.demand[j]} GPUs this lease")
 

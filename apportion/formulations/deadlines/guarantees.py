@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from apportion.formulations.deadlines.lease_milp import LeaseModel, build
+from apportion.formulations.deadlines.lease_milp import MILP_TUNING, LeaseModel, build
 from apportion.formulations.deadlines.lease_plan import LeasePlan, plan_violations
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.solver.arraytypes import IntArray
@@ -32,7 +32,7 @@ def fewest_broken(problem: LeaseProblem, jobs: IntArray, ctx: SolveContext) -> L
     kept_model = _soft(problem, jobs)
     guaranteed = problem.guaranteed[kept_model.row_job].astype(float)
     kept_model.model.set_objective({kept_model.s: guaranteed}, Sense.MAXIMIZE)
-    first = ctx.solve(SolveRequest(kept_model.model, mip_gap=0.0))
+    first = ctx.solve(SolveRequest(kept_model.model, mip_gap=0.0, tuning=MILP_TUNING))
     if first.status is not Status.OPTIMAL or first.objective is None:
         return None
     kept = round(first.objective)
@@ -40,7 +40,7 @@ def fewest_broken(problem: LeaseProblem, jobs: IntArray, ctx: SolveContext) -> L
     row = sp.csr_matrix(problem.guaranteed[valued.row_job].astype(float)[None, :])
     valued.model.add_constraints("kept", {valued.s: row}, lower=float(kept))
     start = np.arange(first.x.size), first.x
-    second = ctx.solve(SolveRequest(valued.model, start=start))
+    second = ctx.solve(SolveRequest(valued.model, start=start, tuning=MILP_TUNING))
     x = second.x if second.status.has_solution else first.x
     plan = valued.plan(problem, x)
     return None if plan_violations(problem, plan) else plan

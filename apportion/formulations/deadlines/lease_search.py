@@ -10,15 +10,19 @@
    for a large model left with too little time the sub-MILP's plan stands, with the gap to the
    relaxation's bound.
 Infeasibility of the relaxation or of the full MILP means a guarantee cannot be kept.
+
+An answer is `optimal` only when its gap is closed. One that stopped within a larger gap the
+request allowed (the policy's default is 1 %) is `feasible` with termination `optimal`: the
+search converged to what was asked, and the gap says how far the optimum may be.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from apportion.formulations.deadlines.lease_milp import build
+from apportion.formulations.deadlines.lease_milp import MILP_TUNING, build
 from apportion.formulations.deadlines.lease_plan import (
     LeasePlan,
     best_value_per_job,
@@ -39,6 +43,8 @@ SUB_MILP_SHARE = 0.5
 #: cut rounds take seconds at Philly scale); the sub-MILP then gets the whole budget and
 #: its plan stands, with the gap to the relaxation's bound.
 FULL_SECONDS_PER_COLUMN = 2e-4
+#: A relative gap this small is closed: the solvers' own optimality tolerance.
+CLOSED_GAP = 1e-6
 
 
 @dataclass
@@ -62,7 +68,15 @@ def solve_lease_milp(
         if lost.size == 0 and plan.value(problem) >= ceiling:
             # Every job admitted at its most valuable option: nothing can be better.
             return MilpAnswer(plan, Status.OPTIMAL, 0.0, "greedy packing admits every job")
-    return _Search(problem, jobs, ctx).run(packings)
+    return settled(_Search(problem, jobs, ctx).run(packings))
+
+
+def settled(answer: MilpAnswer) -> MilpAnswer:
+    """The answer with a status that says the truth about its gap (module docstring)."""
+    if answer.status is Status.OPTIMAL and (answer.gap is None or answer.gap > CLOSED_GAP):
+        termination = answer.termination or Termination.OPTIMAL
+        return replace(answer, status=Status.FEASIBLE, termination=termination)
+    return answer
 
 
 class _Search:
@@ -126,7 +140,12 @@ class _Search:
         allowed = (relaxed.value(self.model.x) > 1e-6) | (start[self.model.x.span] > 0.5)
         sub = build(self.problem, self.jobs, x_upper=allowed.astype(float))
         solution = self.ctx.solve(
-            SolveRequest(sub.model, start=(np.arange(start.size), start), time_limit=seconds)
+            SolveRequest(
+                sub.model,
+                start=(np.arange(start.size), start),
+                time_limit=seconds,
+                tuning=MILP_TUNING,
+            )
         )
         if not solution.status.has_solution:
             return best
@@ -140,7 +159,9 @@ class _Search:
         start = None if best is None else self.model.start(best)
         solution = self.ctx.solve(
             SolveRequest(
-                self.model.model, start=None if start is None else (np.arange(start.size), start)
+                self.model.model,
+                start=None if start is None else (np.arange(start.size), start),
+                tuning=MILP_TUNING,
             )
         )
         detail = f"{solution.status.value}: {solution.detail}"
@@ -152,7 +173,12 @@ class _Search:
             best is None or self.model.objective(plan) >= self.model.objective(best)
         )
         if plan is not None and better:
-            return MilpAnswer(plan, solution.status, solution.mip_gap, detail, solution.termination)
+            gap = solution.mip_gap
+            if gap is None and solution.status is Status.OPTIMAL and self.gap_goal <= CLOSED_GAP:
+                gap = 0.0  # a backend that reports no gap, asked for none: proven
+            elif gap is None and self.bound is not None:
+                gap = relative_gap(self.bound, self.model.objective(plan))
+            return MilpAnswer(plan, solution.status, gap, detail, solution.termination)
         if best is None:
             return MilpAnswer(None, solution.status, None, detail, solution.termination)
         kept = f"start kept ({detail})"

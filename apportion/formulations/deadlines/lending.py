@@ -85,6 +85,7 @@ def lending_order(problem: LeaseProblem, plan: LeasePlan, fill_guaranteed: bool)
     """Jobs that hold nothing, are not due now and have work left, in the lending order of the
     module docstring (ties by position)."""
     waiting = (problem.holdings.slots == 0) & (problem.leases > 0) & ~plan.slots[:, 0]
+    waiting &= problem.fits_cluster
     if not fill_guaranteed:
         waiting &= ~plan.admitted
     tier = np.where(plan.admitted | (slack(problem) >= 0), 0, 1)

@@ -1,8 +1,9 @@
 """What admission maximizes (FORMULATIONS §6, "objectives"): Chronus's value, or satisfaction.
 
-`value`: option row i of job j is worth w_i, Chronus's MILP objective, exact for the decision in
-hand. `satisfaction` aims at what Chronus's `schedule_summary` measures over a whole trace: the
-mean over SLO jobs of w(first option met) / w̄_j (w̄_j: the job's best value), jobs that were
+`value`: option row i of job j is worth w_i, Chronus's MILP objective, the right one for the
+decision in hand (solved to the request's gap: `mip_gap` 0 for the proven optimum).
+`satisfaction` aims at what Chronus's `schedule_summary` measures over a whole trace: the mean over
+SLO jobs of w(first option met) / w̄_j (w̄_j: the job's best value), jobs that were
 never guaranteed included. A guarantee earns its job w_i / w̄_j, but its leases are taken from
 the others: a guaranteed job's leases run ahead of the jobs without a guarantee (shortest
 remaining time first), which then meet fewer deadlines, and it holds them however long it is.

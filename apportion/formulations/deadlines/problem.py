@@ -110,11 +110,20 @@ class LeaseProblem:
     def row_feasible(self) -> BoolArray:
         """The option can be met on an otherwise empty cluster (holders stay where they are); a
         holder that ends within its hold meets exactly the deadlines from its end on; a
-        guaranteed job only its promised option and earlier ones."""
+        guaranteed job only its promised option and earlier ones; a job larger than the
+        cluster none."""
         job = self.row_job
         fits = self.row_slots - self.first_slot[job] >= self.leases[job]
         ends = np.isfinite(self.done_by[job])
-        return np.where(ends, self.row_time >= self.done_by[job], fits) & self.row_kept
+        met = np.where(ends, self.row_time >= self.done_by[job], fits)
+        return met & self.row_kept & self.fits_cluster[job]
+
+    @cached_property
+    def fits_cluster(self) -> BoolArray:
+        """The job's demand is at most the cluster's GPUs: a larger one can never run here
+        (it is answered, declined with that reason, not refused)."""
+        fits: BoolArray = self.demand <= self.capacity
+        return fits
 
     @cached_property
     def is_slo(self) -> BoolArray:
@@ -138,7 +147,7 @@ def lease_problem(
     start = snapshot.lease_start if snapshot.lease_start is not None else now
     demand = np.array([job.scale_factor for job in snapshot.jobs], dtype=np.int64)
     kinds = [job_class(job) for job in snapshot.jobs]
-    errors = _too_large(demand, gpus_per_node * len(nodes))
+    errors: list[FieldError] = []
     remaining = _remaining_time(snapshot, kinds, throughput[:, column], errors)
     per_job = _overheads(snapshot, overhead, lease, errors)
     if errors:
@@ -179,17 +188,6 @@ def lease_problem(
         row_slots_raw=raw,
         row_kept=_kept_rows(snapshot, row_job, row_time),
     )
-
-
-def _too_large(demand: IntArray, capacity: int) -> list[FieldError]:
-    return [
-        FieldError(
-            ("snapshot", "jobs", int(j), "scale_factor"),
-            f"demand of {int(demand[j])} GPUs exceeds the cluster's {capacity}",
-            "too_large",
-        )
-        for j in np.flatnonzero(demand > capacity)
-    ]
 
 
 def _overheads(

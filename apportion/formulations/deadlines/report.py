@@ -30,6 +30,8 @@ def satisfaction(problem: LeaseProblem, plan: LeasePlan) -> float:
 
 def cannot_fit(problem: LeaseProblem, j: int) -> str:
     """Why job j meets none of its deadlines even alone, in words."""
+    if not problem.fits_cluster[j]:
+        return too_large(problem, j)
     rows = problem.rows_of(j)
     latest = int(problem.row_slots_raw[rows].max())
     need = int(problem.leases[j])
@@ -49,6 +51,13 @@ def cannot_fit(problem: LeaseProblem, j: int) -> str:
             "(raise horizon_slots)"
         )
     return f"needs {need} leases of {problem.lease:g} s but the latest deadline leaves {latest}"
+
+
+def too_large(problem: LeaseProblem, j: int) -> str:
+    return (
+        f"needs {problem.demand[j]} GPUs, larger than the cluster's {problem.capacity}: "
+        "it can never run here"
+    )
 
 
 def broken_alone(problem: LeaseProblem, j: int) -> str:
@@ -77,7 +86,9 @@ def reasons(problem: LeaseProblem, admission: Admission, lease: LeaseRun) -> dic
         if j in out:
             continue
         slo, running = bool(problem.is_slo[j]), j in lease.placements
-        if slo and not plan.admitted[j] and not has_option[j]:
+        if not slo and not problem.fits_cluster[j]:
+            out[j] = f"best-effort: {too_large(problem, j)}"
+        elif slo and not plan.admitted[j] and not has_option[j]:
             out[j] = f"not guaranteed: cannot finish before any deadline: {cannot_fit(problem, j)}"
         elif problem.leases[j] == 0:
             out[j] = "nothing left to run"

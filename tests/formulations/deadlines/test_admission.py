@@ -263,17 +263,19 @@ def test_the_greedy_fallback_packing_is_feasible(seed: int) -> None:
         assert kept[problem.guaranteed].all(), "a guarantee vanished without being reported"
 
 
-@pytest.mark.parametrize("sigma", [-1, 0, 1])
-def test_sigma_moves_work_without_changing_what_is_admitted(sigma: int) -> None:
+def test_sigma_moves_work_without_changing_what_is_admitted() -> None:
     data = random_instance(np.random.default_rng(7), nodes=2, jobs=20, slots=6)
-    base = solve(data, policy=POLICY, options={"sigma": 0, "mip_gap": 0.0})
-    moved = solve(data, policy=POLICY, options={"sigma": sigma, "mip_gap": 0.0})
-    assert moved.objective == base.objective
-    assert_valid_answer(moved, data)
-    # Slot 0 reservations as planned: 11 of 16 GPUs; σ = +1 fills it, σ = −1 empties it.
-    moved_now = moved.summary["reserved_gpus_per_slot"][0]
-    base_now = base.summary["reserved_gpus_per_slot"][0]
-    assert np.sign(moved_now - base_now) == sigma, (moved_now, base_now)
+    answers = {
+        sigma: solve(data, policy=POLICY, options={"sigma": sigma, "mip_gap": 0.0})
+        for sigma in (-1, 0, 1)
+    }
+    assert len({a.objective for a in answers.values()}) == 1
+    for answer in answers.values():
+        assert_valid_answer(answer, data)
+    # GPUs reserved in slot 0: σ = +1 fills it, σ = −1 empties it, from whatever the plan
+    # (σ = 0) had; which optimal plan the solver returns decides how far each can move.
+    now = {sigma: a.summary["reserved_gpus_per_slot"][0] for sigma, a in answers.items()}
+    assert now[-1] <= now[0] <= now[1] and now[-1] < now[1], now
 
 
 def test_when_guarantees_must_break_as_few_as_possible_break() -> None:

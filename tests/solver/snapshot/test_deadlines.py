@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from apportion.api.main import app
 from apportion.solver import InputError, Status, parse_snapshot, solve
+from tests.cli_runner import invoke
 
 
 def cluster(**extra: Any) -> dict[str, Any]:
@@ -61,9 +62,14 @@ def test_a_value_must_be_positive(value: float) -> None:
     assert "greater than 0" in errors["snapshot.jobs[0].deadlines[0].value"]
 
 
-def test_a_gpu_demand_larger_than_the_cluster_is_rejected() -> None:
-    errors = errors_of(cluster(jobs=[slo("a", [(3600, 10)], scale_factor=17)]))
-    assert "17 GPUs exceeds the cluster's 16" in errors["snapshot.jobs[0].scale_factor"]
+def test_a_gpu_demand_larger_than_the_cluster_is_answered_with_its_reason() -> None:
+    # Valid input a policy cannot serve: declined with the reason, the others still answered.
+    data = cluster(jobs=[slo("a", [(3600, 10)], scale_factor=17), slo("b", [(3600, 10)])])
+    result = solve(data, policy="deadline_admission")
+    assert result.status is Status.OPTIMAL
+    assert result.job("a").metrics["guaranteed"] is False and result.job("a").placement is None
+    assert "needs 17 GPUs, larger than the cluster's 16" in (result.job("a").reason or "")
+    assert result.job("b").metrics["guaranteed"] is True
 
 
 def test_classes_must_agree_with_the_deadlines() -> None:
@@ -131,9 +137,29 @@ def test_http_answers_422_naming_the_field() -> None:
     assert ["body", "snapshot", "jobs", 0, "deadlines", 1, "time"] in locs
 
 
+def test_http_answers_a_job_larger_than_the_cluster_with_its_reason() -> None:
+    data = cluster(jobs=[slo("a", [(3600, 10)], scale_factor=40, guaranteed=True)])
+    response = TestClient(app).post(
+        "/v1/solve", json={"policy": "deadline_admission", "snapshot": data}
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["summary"]["guarantees_broken"] == ["a"]
+    assert "larger than the cluster's 16" in body["jobs"][0]["reason"]
+
+
+def test_cli_answers_a_job_larger_than_the_cluster_with_its_reason(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(cluster(jobs=[slo("a", [(3600, 10)], scale_factor=40)])))
+    ran = invoke([str(path), "--policy", "chronus"])
+    assert ran.exit_code == 0, ran.output
+    answer = json.loads(ran.stdout)
+    assert "needs 40 GPUs, larger than the cluster's 16" in answer["jobs"][0]["reason"]
+
+
 def test_cli_exits_2_with_a_one_line_reason(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps(cluster(jobs=[slo("a", [(3600, 10)], scale_factor=40)])))
+    path.write_text(json.dumps(cluster(jobs=[slo("a", [(3600, 10)], overhead_seconds=1200)])))
     done = subprocess.run(
         [sys.executable, "-m", "apportion", str(path), "--policy", "chronus"],
         capture_output=True,
@@ -141,7 +167,8 @@ def test_cli_exits_2_with_a_one_line_reason(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 2
-    assert "scale_factor" in done.stderr and "exceeds the cluster" in done.stderr
+    assert "overhead_seconds" in done.stderr and "shorter than the lease" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(
