@@ -11,8 +11,10 @@ type, 1 where the snapshot does not say.
 
 Candidates: waiting jobs by level, then key, then snapshot order. Interchangeable ones (same
 class, demand, level, shapes and speeds) form a group, of which only as many are offered as
-could run at once on the GPUs not held by running jobs of a higher level; `candidates` then keeps
-the first k (the reference offers its policy the head of its queue).
+could run at once on the GPUs of their types that no running job certainly keeps (every running
+job when moves are none, the pinned ones under preempt, none under migrate: a running job of a
+better level may itself be preempted by a better waiting one, so its GPUs are not held for sure);
+`candidates` then keeps the first k (the reference offers its policy the head of its queue).
 """
 
 from __future__ import annotations
@@ -98,14 +100,27 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
     levels = priority_levels(keys, options.priority_levels, options.priority_tolerance, base)
     running = [j for j in range(len(jobs)) if jobs[j].placement is not None]
     held = [_held(jobs[j], node_at) for j in running]
-    room = _room(jobs, running, levels.level, int(node_gpus.sum()), options.moves)
+    lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
+    stay_speed = np.array(
+        [
+            _speed(jobs[j], int(nodes.size), type_names[types[nodes[0]]])
+            for j, (nodes, _) in zip(running, held, strict=True)
+        ]
+    )
+    kept = _kept(
+        (levels.per_job, np.array(demands, dtype=np.int64), stay_speed),
+        running,
+        [j for j, job in enumerate(jobs) if job.placement is None and shapes[j]],
+        (float(speeds.max(initial=1.0)), 1.0 - 1.0 / lookup.largest(), int(node_gpus.sum())),
+        options,
+    )
+    room = _room(shapes, held, kept, (node_gpus, types))
     picked, reasons = _pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
     order = running + picked
     configs: dict[Config, int] = {}
     choices = _choices(
         jobs, order, held, (shapes, spread), (types, type_names), configs, options.moves
     )
-    lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
     config_list = list(configs)
     found = [[lookup(a, b) for b in config_list] for a in config_list]
     pairs = (len(config_list), len(config_list))
@@ -213,18 +228,48 @@ def _identity(job: Job, shapes: Shapes, speeds: list[float], level: int) -> tupl
     return (job.workload_class, job.scale_factor, level, tuple(shapes), tuple(speeds))
 
 
-def _room(jobs: list[Job], running: list[int], level: IntArray, total: int, moves: str) -> IntArray:
-    """Per level: GPUs a candidate of that level could run on, all other jobs aside but the
-    running ones it cannot displace (of better levels; every one when moves are none)."""
-    count = int(level.max(initial=0)) + 1
-    held = np.zeros(count, dtype=np.int64)
-    for j in running:
-        held[level[j]] += sum((jobs[j].placement or {}).values())
-    if moves == "none":
-        return np.full(count, total - int(held.sum()), dtype=np.int64)
-    better = np.cumsum(held) - held
-    out: IntArray = total - better
-    return out
+def _kept(
+    per_job: tuple[FloatArray, IntArray, FloatArray],
+    running: list[int],
+    waiting: list[int],
+    bounds: tuple[float, float, int],
+    options: ContentionPlacementOptions,
+) -> BoolArray:
+    """Per running job: it holds its GPUs where it runs in every optimal schedule (moves none,
+    or under preempt a job no solution stops, by the rule of `_pinned` with every waiting job
+    that has a shape as a candidate, the fastest speed and the largest loss any could have)."""
+    if options.moves == "none":
+        return np.ones(len(running), dtype=bool)
+    if options.moves == "migrate":  # even a job that keeps running may run elsewhere
+        return np.zeros(len(running), dtype=bool)
+    weight, demand, stay_speed = per_job
+    fastest, worst_loss, total = bounds
+    best = float(weight[waiting].max(initial=0.0))
+    return _never_stopped(
+        (weight[running], demand[running], stay_speed),
+        best,
+        fastest,
+        options.w1 * total * worst_loss,
+        1.0 - options.w1,
+    )
+
+
+def _room(
+    shapes: list[Shapes],
+    held: list[tuple[IntArray, IntArray]],
+    kept: BoolArray,
+    typed: tuple[IntArray, IntArray],
+) -> IntArray:
+    """Per job: the GPUs it could run on in any optimal schedule, all other waiting jobs aside
+    (nodes of the types its shapes use, less what running jobs that keep their GPUs hold)."""
+    node_gpus, types = typed
+    left = node_gpus.copy()
+    for (nodes, gpus), sure in zip(held, kept, strict=True):
+        if sure:
+            left[nodes] -= gpus
+    per_type = np.bincount(types, weights=left, minlength=int(types.max(initial=0)) + 1)
+    out = [int(per_type[sorted({t for _, _, t in s})].sum()) if s else 0 for s in shapes]
+    return np.array(out, dtype=np.int64)
 
 
 def _pick(
@@ -236,8 +281,9 @@ def _pick(
     room: IntArray,
     limit: int | None,
 ) -> tuple[list[int], dict[int, str]]:
-    """The candidates in priority order, each group capped at what could run at once, then the
-    first `limit`; and why every other waiting job was left out."""
+    """The candidates in priority order, each group capped at what could run at once on its
+    `room` (identical candidates start in order, so the later ones never run), then the first
+    `limit`; and why every other waiting job was left out."""
     reasons: dict[int, str] = {}
     waiting = [j for j, job in enumerate(jobs) if job.placement is None]
     sortable = np.where(np.isnan(keys), np.inf, keys)
@@ -249,7 +295,12 @@ def _pick(
             reasons[j] = "no allowed shape places it on these nodes"
             continue
         key = _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
-        if taken.get(key, 0) >= room[level[j]] // jobs[j].scale_factor:
+        if room[j] < jobs[j].scale_factor:
+            reasons[j] = (
+                "not started: running jobs that keep their GPUs hold every GPU it could use"
+            )
+            continue
+        if taken.get(key, 0) >= room[j] // jobs[j].scale_factor:
             reasons[j] = "not started: identical jobs ahead of it can take every GPU it could use"
             continue
         if limit is not None and len(picked) >= limit:
@@ -306,20 +357,34 @@ def _pinned(
     loss: FloatArray,
     node_gpus: IntArray,
 ) -> BoolArray:
-    """Running jobs no solution stops: stopping one loses W2·π_j·g_j·σ_j (its stay), and can gain
-    at most all contention relieved, W1·C·max Λ, plus the best waiting candidate's value on its
-    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones
-    are pinned so, and a solve need not consider stopping them."""
-    w2 = 1.0 - w1
-    position = np.arange(weight.size)
-    waiting = position >= n_running
-    best = float(weight[waiting].max(initial=0.0))
-    fastest = float(choices.speed.max(initial=1.0))
-    relief = w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0))
+    """Running jobs no solution stops (`_never_stopped`), among the jobs of the decision."""
+    waiting = np.arange(weight.size) >= n_running
     stay_speed = np.ones(weight.size)
     stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
-    kept = w2 * weight * demand * stay_speed
-    out: BoolArray = ~waiting & (kept > relief + w2 * best * demand * fastest)
+    out = np.zeros(weight.size, dtype=bool)
+    out[~waiting] = _never_stopped(
+        (weight[~waiting], demand[~waiting], stay_speed[~waiting]),
+        float(weight[waiting].max(initial=0.0)),
+        float(choices.speed.max(initial=1.0)),
+        w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0)),
+        1.0 - w1,
+    )
+    return out
+
+
+def _never_stopped(
+    running: tuple[FloatArray, IntArray, FloatArray],
+    best: float,
+    fastest: float,
+    relief: float,
+    w2: float,
+) -> BoolArray:
+    """Stopping a running job loses W2·π_j·g_j·σ_j (its stay), and can gain at most all
+    contention relieved, W1·C·max Λ (`relief`), plus the best waiting candidate's value on its
+    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones are
+    pinned so, and a solve need not consider stopping them."""
+    weight, demand, stay_speed = running
+    out: BoolArray = w2 * weight * demand * stay_speed > relief + w2 * best * demand * fastest
     return out
 
 
