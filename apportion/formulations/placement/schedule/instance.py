@@ -27,6 +27,13 @@ from numpy.typing import NDArray
 from apportion.formulations.placement.contention import Config, ContentionLookup
 from apportion.formulations.placement.instance import allowed_shapes
 from apportion.formulations.placement.options import ContentionPlacementOptions
+from apportion.formulations.placement.schedule.candidates import (
+    identity,
+    kept_for_sure,
+    never_stopped,
+    pick,
+    room_of,
+)
 from apportion.formulations.placement.schedule.priority import level_base, priority_levels
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Job, Snapshot
@@ -107,15 +114,15 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
             for j, (nodes, _) in zip(running, held, strict=True)
         ]
     )
-    kept = _kept(
+    kept = kept_for_sure(
         (levels.per_job, np.array(demands, dtype=np.int64), stay_speed),
         running,
         [j for j, job in enumerate(jobs) if job.placement is None and shapes[j]],
         (float(speeds.max(initial=1.0)), 1.0 - 1.0 / lookup.largest(), int(node_gpus.sum())),
         options,
     )
-    room = _room(shapes, held, kept, (node_gpus, types))
-    picked, reasons = _pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
+    room = room_of(shapes, held, kept, (node_gpus, types))
+    picked, reasons = pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
     order = running + picked
     configs: dict[Config, int] = {}
     choices = _choices(
@@ -224,93 +231,6 @@ def _held(job: Job, node_at: dict[str, int]) -> tuple[IntArray, IntArray]:
     return nodes, np.array(list(placement.values()), dtype=np.int64)
 
 
-def _identity(job: Job, shapes: Shapes, speeds: list[float], level: int) -> tuple[object, ...]:
-    return (job.workload_class, job.scale_factor, level, tuple(shapes), tuple(speeds))
-
-
-def _kept(
-    per_job: tuple[FloatArray, IntArray, FloatArray],
-    running: list[int],
-    waiting: list[int],
-    bounds: tuple[float, float, int],
-    options: ContentionPlacementOptions,
-) -> BoolArray:
-    """Per running job: it holds its GPUs where it runs in every optimal schedule (moves none,
-    or under preempt a job no solution stops, by the rule of `_pinned` with every waiting job
-    that has a shape as a candidate, the fastest speed and the largest loss any could have)."""
-    if options.moves == "none":
-        return np.ones(len(running), dtype=bool)
-    if options.moves == "migrate":  # even a job that keeps running may run elsewhere
-        return np.zeros(len(running), dtype=bool)
-    weight, demand, stay_speed = per_job
-    fastest, worst_loss, total = bounds
-    best = float(weight[waiting].max(initial=0.0))
-    return _never_stopped(
-        (weight[running], demand[running], stay_speed),
-        best,
-        fastest,
-        options.w1 * total * worst_loss,
-        1.0 - options.w1,
-    )
-
-
-def _room(
-    shapes: list[Shapes],
-    held: list[tuple[IntArray, IntArray]],
-    kept: BoolArray,
-    typed: tuple[IntArray, IntArray],
-) -> IntArray:
-    """Per job: the GPUs it could run on in any optimal schedule, all other waiting jobs aside
-    (nodes of the types its shapes use, less what running jobs that keep their GPUs hold)."""
-    node_gpus, types = typed
-    left = node_gpus.copy()
-    for (nodes, gpus), sure in zip(held, kept, strict=True):
-        if sure:
-            left[nodes] -= gpus
-    per_type = np.bincount(types, weights=left, minlength=int(types.max(initial=0)) + 1)
-    out = [int(per_type[sorted({t for _, _, t in s})].sum()) if s else 0 for s in shapes]
-    return np.array(out, dtype=np.int64)
-
-
-def _pick(
-    jobs: list[Job],
-    shapes: list[Shapes],
-    speeds: list[list[float]],
-    level: IntArray,
-    keys: FloatArray,
-    room: IntArray,
-    limit: int | None,
-) -> tuple[list[int], dict[int, str]]:
-    """The candidates in priority order, each group capped at what could run at once on its
-    `room` (identical candidates start in order, so the later ones never run), then the first
-    `limit`; and why every other waiting job was left out."""
-    reasons: dict[int, str] = {}
-    waiting = [j for j, job in enumerate(jobs) if job.placement is None]
-    sortable = np.where(np.isnan(keys), np.inf, keys)
-    waiting.sort(key=lambda j: (level[j], sortable[j], j))
-    taken: dict[tuple[object, ...], int] = {}
-    picked: list[int] = []
-    for j in waiting:
-        if not shapes[j]:
-            reasons[j] = "no allowed shape places it on these nodes"
-            continue
-        key = _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
-        if room[j] < jobs[j].scale_factor:
-            reasons[j] = (
-                "not started: running jobs that keep their GPUs hold every GPU it could use"
-            )
-            continue
-        if taken.get(key, 0) >= room[j] // jobs[j].scale_factor:
-            reasons[j] = "not started: identical jobs ahead of it can take every GPU it could use"
-            continue
-        if limit is not None and len(picked) >= limit:
-            reasons[j] = f"not considered: beyond the first {limit} candidates (`candidates`)"
-            continue
-        taken[key] = taken.get(key, 0) + 1
-        picked.append(j)
-    return picked, reasons
-
-
 def _choices(
     jobs: list[Job],
     order: list[int],
@@ -357,34 +277,18 @@ def _pinned(
     loss: FloatArray,
     node_gpus: IntArray,
 ) -> BoolArray:
-    """Running jobs no solution stops (`_never_stopped`), among the jobs of the decision."""
+    """Running jobs no solution stops (`candidates.never_stopped`) among the decision's jobs."""
     waiting = np.arange(weight.size) >= n_running
     stay_speed = np.ones(weight.size)
     stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
     out = np.zeros(weight.size, dtype=bool)
-    out[~waiting] = _never_stopped(
+    out[~waiting] = never_stopped(
         (weight[~waiting], demand[~waiting], stay_speed[~waiting]),
         float(weight[waiting].max(initial=0.0)),
         float(choices.speed.max(initial=1.0)),
         w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0)),
         1.0 - w1,
     )
-    return out
-
-
-def _never_stopped(
-    running: tuple[FloatArray, IntArray, FloatArray],
-    best: float,
-    fastest: float,
-    relief: float,
-    w2: float,
-) -> BoolArray:
-    """Stopping a running job loses W2·π_j·g_j·σ_j (its stay), and can gain at most all
-    contention relieved, W1·C·max Λ (`relief`), plus the best waiting candidate's value on its
-    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones are
-    pinned so, and a solve need not consider stopping them."""
-    weight, demand, stay_speed = running
-    out: BoolArray = w2 * weight * demand * stay_speed > relief + w2 * best * demand * fastest
     return out
 
 
@@ -406,7 +310,7 @@ def _groups(
         key = (
             ("running", position)
             if position < n_running
-            else _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
+            else identity(jobs[j], shapes[j], speeds[j], int(level[j]))
         )
         out.append(ids.setdefault(key, len(ids)))
     return np.array(out, dtype=np.int64)
