@@ -70,3 +70,33 @@ def test_a_job_with_no_gpu_left_to_it_waits_for_capacity_not_for_identical_jobs(
     assert _states(result) == {"r": "kept", "big": "waiting"}
     reason = result.job("big").reason or ""
     assert "hold every GPU it could use" in reason and "identical" not in reason
+
+
+def _keyless(levels: int) -> Any:
+    """One 2-GPU node, room for one of two 2-GPU jobs: `known` has 10⁶ s of work left, `unknown`
+    gives no steps left nor a remaining time."""
+    snapshot = {
+        "gpu_types": [{"name": "gpu", "count": 2}],
+        "nodes": [{"id": "n0", "gpus": 2, "gpu_type": "gpu"}],
+        "jobs": [
+            {"id": "unknown", "scale_factor": 2, "throughput": {"gpu": 1.0}},
+            {
+                "id": "known",
+                "scale_factor": 2,
+                "throughput": {"gpu": 1.0},
+                "steps_remaining": 1e6,
+            },
+        ],
+    }
+    options = {"priority_levels": levels, "w1": 0.0}
+    return solve(snapshot, policy="contention_placement", options=options)
+
+
+def test_a_job_without_a_key_ranks_after_every_job_with_one() -> None:
+    """SRTF: the job of unknown length backfills; the longest known job still goes first, and
+    the unknown one sits in a level of its own below it."""
+    result = _keyless(levels=4)
+    assert result.status is Status.OPTIMAL
+    assert _states(result) == {"unknown": "waiting", "known": "started"}
+    levels = {job.id: job.metrics["priority_level"] for job in result.jobs}
+    assert levels == {"known": 0, "unknown": 1}
