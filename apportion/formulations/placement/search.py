@@ -69,6 +69,8 @@ def solve(
     pooled_first = options.contention_scope == "multi_node"
     start = first_incumbent(inst, options, ctx, estimated=lazy and pooled_first)
     best = _Incumbent(start.greedy, start.started, start.value)
+    if ctx.budget.spent():
+        return _timed_out(best)
     modeled = _priced_by(inst, best.started) if lazy else None
     if modeled is not None and pooled_first and worth_starting(ctx.budget):
         pooled = pooled_rounds(inst, options, ctx, modeled, best.started, best.value)
@@ -118,6 +120,9 @@ def _per_candidate(
     placements co-locate unpriced until none is left (or the solve stops short of optimal)."""
     rounds = best.rounds
     while True:
+        if ctx.budget.spent():
+            best.rounds = rounds
+            return _timed_out(best)
         rounds += 1
         model, pl = build(inst, options, modeled)
         start = start_vector(inst, pl, canonical(inst, best.started))
@@ -138,6 +143,19 @@ def _per_candidate(
         if complete or solution.status is not Status.OPTIMAL:
             return _final(solution, complete, best, rounds)
         modeled |= missing | missing.T
+
+
+def _timed_out(best: _Incumbent) -> PlacementAnswer:
+    """The best placement known when the time limit is spent between two stages."""
+    known = None if best.bound is None else relative_gap(best.bound, best.value)
+    return PlacementAnswer(
+        best.found,
+        best.started,
+        gap=known,
+        lazy_rounds=best.rounds,
+        bound=best.bound,
+        termination=Termination.TIME_LIMIT,
+    )
 
 
 def _without_incumbent(failed: Solution, best: _Incumbent, rounds: int) -> PlacementAnswer:
