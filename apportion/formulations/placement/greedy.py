@@ -174,12 +174,19 @@ def greedy(
         state.add(j, o, nodes)
         started[j] = (o, nodes)
     for _ in range(passes):
-        if (budget is not None and budget.spent()) or not _improve(state, started, gain, weight):
+        if not _improve(state, started, gain, weight, budget):
             break
     return started
 
 
-def improve(inst: Instance, started: Started, w1: float, penalty: str, passes: int = 3) -> Started:
+def improve(
+    inst: Instance,
+    started: Started,
+    w1: float,
+    penalty: str,
+    passes: int = 3,
+    budget: TimeBudget | None = None,
+) -> Started:
     """`started` after single-job moves (as in `greedy`) until none helps."""
     state = _State.running(inst, penalty)
     out = dict(started)
@@ -188,16 +195,20 @@ def improve(inst: Instance, started: Started, w1: float, penalty: str, passes: i
     gain = (1.0 - w1) / inst.total_gpus
     weight = w1 / inst.num_jobs
     for _ in range(passes):
-        if not _improve(state, out, gain, weight):
+        if not _improve(state, out, gain, weight, budget):
             break
     return out
 
 
-def _improve(state: _State, started: Started, gain: float, weight: float) -> bool:
-    """One sweep of single-job moves; True if anything changed."""
+def _improve(
+    state: _State, started: Started, gain: float, weight: float, budget: TimeBudget | None
+) -> bool:
+    """One sweep of single-job moves; True if anything changed (and there is time for more)."""
     inst = state.inst
     improved = False
     for position in np.argsort(-inst.demand, kind="stable").tolist():
+        if budget is not None and budget.spent():
+            return False
         j = int(inst.candidates[position])
         o, keep = -1, 0.0
         nodes: list[int] = []

@@ -160,7 +160,7 @@ def _round(
     found.offer(started)
     # The relaxation may have placed candidates next to each other at too low a price:
     # single-job moves from its placement often recover most of the difference.
-    found.offer(improve(inst, started, options.w1, options.penalty))
+    found.offer(improve(inst, started, options.w1, options.penalty, budget=ctx.budget))
     if found.proven():
         return Status.OPTIMAL
     if solution.status is not Status.OPTIMAL:

@@ -34,7 +34,7 @@ from apportion.formulations.placement.options import ContentionPlacementOptions
 from apportion.formulations.placement.per_candidate import build, decode, start_vector
 from apportion.formulations.placement.rounds import pooled_rounds, worth_starting
 from apportion.formulations.placement.start import first_incumbent
-from apportion.formulations.placement.tuning import HIGHS_OPTIONS
+from apportion.formulations.placement.tuning import HIGHS_OPTIONS, too_big_for
 from apportion.formulations.placement.worst import unmodeled_pairs
 from apportion.solver.arraytypes import BoolArray
 from apportion.solver.backends import Solution
@@ -125,6 +125,9 @@ def _per_candidate(
             return _timed_out(best)
         rounds += 1
         model, pl = build(inst, options, modeled)
+        if too_big_for(ctx.budget, model.num_rows):
+            best.rounds = rounds - 1
+            return _timed_out(best)
         start = start_vector(inst, pl, canonical(inst, best.started))
         solution = ctx.solve(SolveRequest(model, start=start, tuning={"highs": HIGHS_OPTIONS}))
         if not solution.status.has_solution:

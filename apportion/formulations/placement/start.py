@@ -65,5 +65,5 @@ def _estimate(
     started = pooled_decode(inst, estimate, solution.x, ctx)
     if check_feasible(inst, started):
         return None
-    started = improve(inst, started, options.w1, options.penalty)
+    started = improve(inst, started, options.w1, options.penalty, budget=ctx.budget)
     return started, evaluate(inst, started, options.w1, options.penalty).objective

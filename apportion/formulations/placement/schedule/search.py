@@ -21,7 +21,7 @@ from apportion.formulations.placement.schedule.greedy import greedy_start
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.formulations.placement.schedule.model import Built, build
 from apportion.formulations.placement.schedule.start import start_vector
-from apportion.formulations.placement.tuning import HIGHS_OPTIONS
+from apportion.formulations.placement.tuning import HIGHS_OPTIONS, too_big_for
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends import Solution
 from apportion.solver.context import SolveContext, SolveRequest
@@ -31,9 +31,6 @@ GAP = 1e-7
 #: Rows from which HiGHS's presolve is off: it reads the time limit only between passes, and a
 #: pass over such a model outlasted a 6-s limit by 20 s (probing 65 s for 1 s at 256 nodes).
 LARGE = 100_000
-#: Seconds per row below which a large model is not solved at all: HiGHS's setup (before its
-#: first check of the limit) took about 7 s for 300,000 rows on 2 busy cores.
-SETUP_SECONDS_PER_ROW = 2e-5
 #: What the solve may take of the time left (the rest reads, checks and reports its answer), and
 #: what a large model may take, whose setup overruns.
 SOLVE_SHARE, LARGE_SHARE = 0.9, 0.5
@@ -60,8 +57,7 @@ def solve_schedule(inst: ScheduleInstance, w1: float, restart: float, ctx: Solve
         return _timed_out(start, start_score, complete=not cut)
     built = build(inst, w1, restart)
     large = built.model.num_rows >= LARGE
-    left = ctx.budget.left()
-    if large and left is not None and left < built.model.num_rows * SETUP_SECONDS_PER_ROW:
+    if too_big_for(ctx.budget, built.model.num_rows):
         return _timed_out(start, start_score)  # the solver would overrun what is left
     solution = ctx.solve(
         SolveRequest(
