@@ -101,27 +101,22 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
     shapes = _all_shapes(jobs, type_names, node_gpus, types, options)
     spread = [_speeds(job, s, type_names) for job, s in zip(jobs, shapes, strict=True)]
     speeds = np.array([max(s, default=1.0) for s in spread] + [min(s, default=1.0) for s in spread])
-    demands = [job.scale_factor for job in jobs]
-    base = level_base(int(node_gpus.sum()), min(demands, default=1), speeds)
+    demands = np.array([job.scale_factor for job in jobs], dtype=np.int64)
+    base = level_base(int(node_gpus.sum()), min(demands.tolist(), default=1), speeds)
     keys = np.array([_key(job, options.priority) for job in jobs], dtype=float)
     levels = priority_levels(keys, options.priority_levels, options.priority_tolerance, base)
     running = [j for j in range(len(jobs)) if jobs[j].placement is not None]
     held = [_held(jobs[j], node_at) for j in running]
     lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
-    stay_speed = np.array(
-        [
-            _speed(jobs[j], int(nodes.size), type_names[types[nodes[0]]])
-            for j, (nodes, _) in zip(running, held, strict=True)
-        ]
-    )
-    kept = kept_for_sure(
-        (levels.per_job, np.array(demands, dtype=np.int64), stay_speed),
-        running,
-        [j for j, job in enumerate(jobs) if job.placement is None and shapes[j]],
-        (float(speeds.max(initial=1.0)), 1.0 - 1.0 / lookup.largest(), int(node_gpus.sum())),
+    room = _room(
+        jobs,
+        (running, held),
+        shapes,
+        (levels.per_job, demands, speeds),
+        lookup,
         options,
+        typed=(node_gpus, types, type_names),
     )
-    room = room_of(shapes, held, kept, (node_gpus, types))
     picked, reasons = pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
     order = running + picked
     configs: dict[Config, int] = {}
@@ -129,13 +124,9 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         jobs, order, held, (shapes, spread), (types, type_names), configs, options.moves
     )
     config_list = list(configs)
-    found = [[lookup(a, b) for b in config_list] for a in config_list]
-    pairs = (len(config_list), len(config_list))
-    loss = np.array([[1.0 - 1.0 / f.cs for f in row] for row in found]).reshape(pairs)
-    source = np.array([[f.source.value for f in row] for row in found], dtype=object)
+    loss, source = _losses(lookup, config_list)
     index = np.array(order, dtype=np.int64)
-    weight = levels.per_job[index] if index.size else np.zeros(0)
-    demand = np.array([demands[j] for j in order], dtype=np.int64)
+    weight, demand = levels.per_job[index], demands[index]
     return ScheduleInstance(
         job_ids=[job.id for job in jobs],
         node_ids=[n.id for n in nodes],
@@ -151,7 +142,7 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         choices=choices,
         configs=config_list,
         loss=loss,
-        source=source.reshape(pairs),
+        source=source,
         lookup=lookup,
         moves=options.moves,
         pinned=_pinned(choices, weight, demand, len(running), options.w1, loss, node_gpus),
@@ -161,6 +152,43 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
 
 
 Shapes = list[tuple[int, int, int]]  # (k, p, type)
+
+
+def _room(
+    jobs: list[Job],
+    runs: tuple[list[int], list[tuple[IntArray, IntArray]]],
+    shapes: list[Shapes],
+    per_job: tuple[FloatArray, IntArray, FloatArray],
+    lookup: ContentionLookup,
+    options: ContentionPlacementOptions,
+    typed: tuple[IntArray, IntArray, list[str]],
+) -> IntArray:
+    """Per job: the GPUs it could run on in an optimal schedule, other waiting jobs aside
+    (`candidates.room_of`, given the running jobs that keep theirs for sure)."""
+    running, held = runs
+    weight, demands, speeds = per_job
+    node_gpus, types, type_names = typed
+    stay_speed = [
+        _speed(jobs[j], int(n.size), type_names[types[n[0]]])
+        for j, (n, _) in zip(running, held, strict=True)
+    ]
+    kept = kept_for_sure(
+        (weight, demands, np.array(stay_speed)),
+        running,
+        [j for j, job in enumerate(jobs) if job.placement is None and shapes[j]],
+        (float(speeds.max(initial=1.0)), 1.0 - 1.0 / lookup.largest(), int(node_gpus.sum())),
+        options,
+    )
+    return room_of(shapes, held, kept, (node_gpus, types))
+
+
+def _losses(lookup: ContentionLookup, configs: list[Config]) -> tuple[FloatArray, ObjectArray]:
+    """Λ(α | β) = 1 − 1/CS(α | β) for every pair of configurations, and where each CS came from."""
+    found = [[lookup(a, b) for b in configs] for a in configs]
+    pairs = (len(configs), len(configs))
+    loss = np.array([[1.0 - 1.0 / f.cs for f in row] for row in found]).reshape(pairs)
+    source = np.array([[f.source.value for f in row] for row in found], dtype=object)
+    return loss, source.reshape(pairs)
 
 
 def _all_shapes(

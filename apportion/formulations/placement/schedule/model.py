@@ -241,21 +241,8 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
             },
             lower=0.0,
         )
-        ti, hi = _on_same_node(node, node[live])
-        hurt = (alpha[ti] != alpha[live][hi]) & (loss[alpha[ti], alpha[live][hi]] > floor[ti])
-        ti, hi = ti[hurt], hi[hurt]
         index.colocated, index.live = h, live
-        index.pairs = (ti, hi, loss[alpha[ti], alpha[live][hi]])
-        model.add_constraints(
-            "loses_next_to",
-            {
-                p: matrix(np.arange(ti.size), ti, 1.0, (ti.size, p.size)),
-                h: matrix(
-                    np.arange(ti.size), hi, -loss[alpha[ti], alpha[live][hi]], (ti.size, h.size)
-                ),
-            },
-            lower=0.0,
-        )
+        index.pairs = _next_to_rows(model, (alpha, node), live, (p, h), loss, floor)
         _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss, index)
     ell = model.add_variables("lost", inst.size, lower=0.0)
     index.lost = ell
@@ -273,6 +260,33 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
         lower=-big,
     )
     return index
+
+
+def _next_to_rows(
+    model: Model,
+    cells: tuple[IntArray, IntArray],
+    live: IntArray,
+    blocks: tuple[Block, Block],
+    loss: FloatArray,
+    floor: FloatArray,
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """P_αn ≥ Λ(α|β) h_βn for each cell (α, n) and each other configuration β a solution may put
+    on n, where that loss is above the floor; returns the pairs (cell, h column, Λ)."""
+    alpha, node = cells
+    p, h = blocks
+    ti, hi = _on_same_node(node, node[live])
+    hurt = (alpha[ti] != alpha[live][hi]) & (loss[alpha[ti], alpha[live][hi]] > floor[ti])
+    ti, hi = ti[hurt], hi[hurt]
+    lam = loss[alpha[ti], alpha[live][hi]]
+    model.add_constraints(
+        "loses_next_to",
+        {
+            p: matrix(np.arange(ti.size), ti, 1.0, (ti.size, p.size)),
+            h: matrix(np.arange(ti.size), hi, -lam, (ti.size, h.size)),
+        },
+        lower=0.0,
+    )
+    return ti, hi, lam
 
 
 def _floor(loss: FloatArray, alpha: IntArray, node: IntArray, fixed_count: IntArray) -> FloatArray:
