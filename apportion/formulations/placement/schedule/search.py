@@ -54,11 +54,13 @@ def solve_schedule(inst: ScheduleInstance, w1: float, restart: float, ctx: Solve
     if not inst.choices.size:
         return Found(Status.OPTIMAL, start, start_score)
     if cut or ctx.budget.spent():
-        return _timed_out(start, start_score, complete=not cut)
+        why = "the time limit came during the greedy" if cut else "the greedy used up the time"
+        return _timed_out(start, start_score, why, complete=not cut)
     built = build(inst, w1, restart)
     large = built.model.num_rows >= LARGE
     if too_big_for(ctx.budget, built.model.num_rows):
-        return _timed_out(start, start_score)  # the solver would overrun what is left
+        # HiGHS would overrun what is left before it even reads the limit.
+        return _timed_out(start, start_score, "the model is too large for the time left")
     solution = ctx.solve(
         SolveRequest(
             built.model,
@@ -82,11 +84,9 @@ def solve_schedule(inst: ScheduleInstance, w1: float, restart: float, ctx: Solve
     return Found(solution.status, decision, found, solution, solution.mip_gap)
 
 
-def _timed_out(start: Decision, scored: Scored, complete: bool = True) -> Found:
-    """The greedy schedule (whole, or as far as it got), answered at the time limit."""
-    detail = "the time limit came before the search: the greedy schedule" + (
-        "" if complete else " as far as it got"
-    )
+def _timed_out(start: Decision, scored: Scored, why: str, complete: bool = True) -> Found:
+    """The greedy schedule (whole, or as far as it got), answered for the time limit."""
+    detail = f"{why}: the greedy schedule" + ("" if complete else " as far as it got")
     return Found(Status.FALLBACK, start, scored, termination=Termination.TIME_LIMIT, detail=detail)
 
 
