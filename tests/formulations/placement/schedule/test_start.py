@@ -26,7 +26,9 @@ def test_the_start_is_a_feasible_point_of_the_whole_model(seed: int, moves: str)
     snapshot = random_snapshot(rng)
     snapshot["contention"] = contention_json(random_table(rng, snapshot))
     scope = "all" if seed % 2 else "multi_node"
-    options = ContentionPlacementOptions(moves=moves, w1=0.5, contention_scope=scope)
+    options = ContentionPlacementOptions.model_validate(
+        {"moves": moves, "w1": 0.5, "contention_scope": scope}
+    )
     inst = build_schedule(parse_snapshot(snapshot), options)
     start, cut = greedy_start(inst, 0.5)
     assert not cut
