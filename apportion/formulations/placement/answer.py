@@ -13,7 +13,10 @@ from apportion.solver.status import Status, Termination
 
 
 @dataclass
-class Answer:
+class PlacementAnswer:
+    """The best placement of waiting jobs the search found (linear and reference objectives),
+    with its status, gap and the search's own account of why it stopped."""
+
     status: Status
     started: Started = field(default_factory=dict)
     solver_objective: float | None = None

@@ -87,6 +87,11 @@ class ContentionLookup:
         self._values = {k: np.array([row[4] for row in v]) for k, v in pairs.items()}
         self._raw = dict(pairs)
 
+    def largest(self) -> float:
+        """The largest CS any lookup can answer (every answer is a table value, capped, or 1)."""
+        values = [*self._exact.values(), *self._class.values(), 1.0]
+        return min(max(values), self.cap) if self.cap is not None else max(values)
+
     def __call__(self, target: Config, co_runner: Config) -> Lookup:
         found = self._find(target, co_runner)
         if self.cap is not None and found.cs > self.cap:

@@ -1,7 +1,8 @@
 """A fast feasible placement: greedy starts, then one pass of removals and re-insertions.
 
 Used as the MILP's starting incumbent (the solver then only has to improve and prove it) and as
-the answer when a time limit leaves the solver without one (status `fallback`). Every move is
+the answer when a time limit leaves the solver without one (status `fallback`); once a time
+limit is spent it stops where it is, with a placement all the same. Every move is
 scored exactly: a job's CS depends only on its set of co-runners, so adding or removing one job
 changes the objective by a term computed from that job's co-runners alone.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from apportion.formulations.placement.instance import Instance, Started
+from apportion.solver.context import TimeBudget
 
 
 @dataclass
@@ -25,10 +27,16 @@ class _State:
     nodes: dict[int, list[int]] = field(default_factory=dict)  # placed job → nodes
     on_node: list[set[int]] = field(default_factory=list)
     cs: dict[int, float] = field(default_factory=dict)
+    # add_cost of a job alone on one node, per (configuration, node); stale nodes (whose jobs
+    # or their CS changed) are worked out again when asked for.
+    _single: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    _stale: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @classmethod
     def running(cls, inst: Instance, penalty: str) -> _State:
         state = cls(inst, penalty, inst.free.copy(), on_node=[set() for _ in inst.node_ids])
+        state._single = np.zeros((inst.cs.shape[0], len(inst.node_ids)))
+        state._stale = np.ones(len(inst.node_ids), dtype=bool)
         for r, j in enumerate(inst.running.tolist()):
             state._put(j, int(inst.running_config[r]), inst.running_nodes[r].tolist())
         for j in state.config:
@@ -62,9 +70,35 @@ class _State:
         own = self._own(j, alpha, others)
         return own - 1.0 + sum(self._raised(b, alpha) - self.cs[b] for b in others)
 
+    def single_costs(self, alpha: int, nodes: np.ndarray) -> np.ndarray:
+        """add_cost(j, alpha, [n]) for each of `nodes`, for a job j that is not placed."""
+        for n in np.flatnonzero(self._stale).tolist():
+            others = list(self.on_node[n])
+            column = np.zeros(self._single.shape[0])
+            if others:
+                theirs = np.array([self.config[b] for b in others])
+                held = np.array([self.cs[b] for b in others])
+                suffered, caused = self.inst.cs[:, theirs], self.inst.cs[theirs, :].T
+                if self.penalty == "additive":
+                    column = (suffered - 1.0).sum(axis=1) + (caused - 1.0).sum(axis=1)
+                else:
+                    own = np.maximum(suffered.max(axis=1), 1.0) - 1.0
+                    column = own + (np.maximum(caused, held) - held).sum(axis=1)
+            self._single[:, n] = column
+        self._stale[:] = False
+        out: np.ndarray = self._single[alpha, nodes]
+        return out
+
+    def _touch(self, nodes: list[int]) -> None:
+        """The single costs on `nodes` and wherever a job on them runs are stale."""
+        self._stale[nodes] = True
+        for b in {b for n in nodes for b in self.on_node[n]}:
+            self._stale[self.nodes[b]] = True
+
     def add(self, j: int, o: int, nodes: list[int]) -> None:
         alpha = int(self.inst.options.config[o])
         others = self._co_runners(j, nodes)
+        self._touch(nodes)
         for b in others:
             self.cs[b] = self._raised(b, alpha)
         self._put(j, alpha, nodes)
@@ -72,6 +106,7 @@ class _State:
         self.residual[nodes] -= self.inst.options.per_node[o]
 
     def remove(self, j: int, o: int) -> None:
+        self._touch(self.nodes[j])
         nodes = self.nodes.pop(j)
         self.config.pop(j)
         self.cs.pop(j)
@@ -97,7 +132,7 @@ def _best_move(
             continue
         # Rank nodes by the cost of this job alone on each, then by tightest fit (less
         # fragmentation); take the k cheapest and score that set exactly.
-        single = [state.add_cost(j, alpha, [n]) for n in fits.tolist()]
+        single = state.single_costs(alpha, fits)
         order = np.lexsort((state.residual[fits], np.round(single, 12)))
         nodes = fits[order[:k]].tolist()
         delta = gain * inst.demand[position] - weight * state.add_cost(j, alpha, nodes)
@@ -106,7 +141,9 @@ def _best_move(
     return best
 
 
-def greedy(inst: Instance, w1: float, penalty: str, passes: int = 3) -> Started:
+def greedy(
+    inst: Instance, w1: float, penalty: str, passes: int = 3, budget: TimeBudget | None = None
+) -> Started:
     """Best-first starts, then single-job moves until none helps.
 
     Best-first: repeatedly start the candidate whose best move gains the most per GPU (ties: the
@@ -124,7 +161,7 @@ def greedy(inst: Instance, w1: float, penalty: str, passes: int = 3) -> Started:
         if o >= 0 and delta > 0:
             heap.append((-delta / inst.demand[position], -inst.demand[position], position))
     heapq.heapify(heap)
-    while heap:
+    while heap and not (budget is not None and budget.spent()):
         _, _, position = heapq.heappop(heap)
         delta, o, nodes = _best_move(state, position, gain, weight)
         if o < 0 or delta <= 0:
@@ -137,12 +174,19 @@ def greedy(inst: Instance, w1: float, penalty: str, passes: int = 3) -> Started:
         state.add(j, o, nodes)
         started[j] = (o, nodes)
     for _ in range(passes):
-        if not _improve(state, started, gain, weight):
+        if not _improve(state, started, gain, weight, budget):
             break
     return started
 
 
-def improve(inst: Instance, started: Started, w1: float, penalty: str, passes: int = 3) -> Started:
+def improve(
+    inst: Instance,
+    started: Started,
+    w1: float,
+    penalty: str,
+    passes: int = 3,
+    budget: TimeBudget | None = None,
+) -> Started:
     """`started` after single-job moves (as in `greedy`) until none helps."""
     state = _State.running(inst, penalty)
     out = dict(started)
@@ -151,16 +195,20 @@ def improve(inst: Instance, started: Started, w1: float, penalty: str, passes: i
     gain = (1.0 - w1) / inst.total_gpus
     weight = w1 / inst.num_jobs
     for _ in range(passes):
-        if not _improve(state, out, gain, weight):
+        if not _improve(state, out, gain, weight, budget):
             break
     return out
 
 
-def _improve(state: _State, started: Started, gain: float, weight: float) -> bool:
-    """One sweep of single-job moves; True if anything changed."""
+def _improve(
+    state: _State, started: Started, gain: float, weight: float, budget: TimeBudget | None
+) -> bool:
+    """One sweep of single-job moves; True if anything changed (and there is time for more)."""
     inst = state.inst
     improved = False
     for position in np.argsort(-inst.demand, kind="stable").tolist():
+        if budget is not None and budget.spent():
+            return False
         j = int(inst.candidates[position])
         o, keep = -1, 0.0
         nodes: list[int] = []

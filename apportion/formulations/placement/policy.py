@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apportion.formulations.placement.answer import Answer
+from apportion.formulations.placement.answer import PlacementAnswer
 from apportion.formulations.placement.evaluate import Evaluation, evaluate
 from apportion.formulations.placement.evidence import decision_evidence
 from apportion.formulations.placement.instance import Instance, Started, build_instance
@@ -124,7 +124,7 @@ def _placed(
     return outcome.warned(*unproven(answer.status, answer.gap)), answer.started, evaluation
 
 
-def _verdict(answer: Answer) -> dict[str, Any]:
+def _verdict(answer: PlacementAnswer) -> dict[str, Any]:
     """The search's own account of why it stopped, for the outcome."""
     return {"solution": answer.solution, "termination": answer.termination}
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from apportion.formulations.placement.answer import Answer, check_feasible
+from apportion.formulations.placement.answer import PlacementAnswer, check_feasible
 from apportion.formulations.placement.evaluate import evaluate
 from apportion.formulations.placement.greedy import improve
 from apportion.formulations.placement.instance import Instance, Started
@@ -76,11 +76,11 @@ class Best:
             self.tolerance * abs(self.value), ABSOLUTE_GAP
         )
 
-    def answer(self, status: Status, rounds: int) -> Answer:
+    def answer(self, status: Status, rounds: int) -> PlacementAnswer:
         gap = None
         if status is Status.OPTIMAL and self.bound is not None:
             gap = relative_gap(self.bound, self.value)
-        return Answer(
+        return PlacementAnswer(
             status, self.started, gap=gap, lazy_rounds=rounds, bound=self.bound, value=self.value
         )
 
@@ -92,7 +92,7 @@ def pooled_rounds(
     modeled: BoolArray,
     best: Started,
     best_value: float,
-) -> Answer:
+) -> PlacementAnswer:
     """Solve the pooled relaxation, adding candidate pairs lazily, until the best
     placement evaluated so far is within the gap tolerance of its bound (status `optimal`) or
     nothing is left to add (status `feasible`: the caller goes on). The answer carries the best
@@ -160,7 +160,7 @@ def _round(
     found.offer(started)
     # The relaxation may have placed candidates next to each other at too low a price:
     # single-job moves from its placement often recover most of the difference.
-    found.offer(improve(inst, started, options.w1, options.penalty))
+    found.offer(improve(inst, started, options.w1, options.penalty, budget=ctx.budget))
     if found.proven():
         return Status.OPTIMAL
     if solution.status is not Status.OPTIMAL:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from apportion.formulations.placement.answer import Answer, check_feasible
+from apportion.formulations.placement.answer import PlacementAnswer, check_feasible
 from apportion.formulations.placement.evaluate import evaluate
 from apportion.formulations.placement.instance import Instance, Started
 from apportion.formulations.placement.model import canonical
@@ -34,7 +34,7 @@ from apportion.formulations.placement.options import ContentionPlacementOptions
 from apportion.formulations.placement.per_candidate import build, decode, start_vector
 from apportion.formulations.placement.rounds import pooled_rounds, worth_starting
 from apportion.formulations.placement.start import first_incumbent
-from apportion.formulations.placement.tuning import HIGHS_OPTIONS
+from apportion.formulations.placement.tuning import HIGHS_OPTIONS, too_big_for
 from apportion.formulations.placement.worst import unmodeled_pairs
 from apportion.solver.arraytypes import BoolArray
 from apportion.solver.backends import Solution
@@ -60,13 +60,17 @@ class _Incumbent:
         return Status.FALLBACK if self.started is self.greedy else Status.FEASIBLE
 
 
-def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext) -> Answer:
+def solve(
+    inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
+) -> PlacementAnswer:
     """The best placement within the options' limits, starting from the greedy one (or, under
     DeepShare's scope, the estimate's when it scores better)."""
     lazy = options.penalty == "worst" and options.w1 > 0
     pooled_first = options.contention_scope == "multi_node"
     start = first_incumbent(inst, options, ctx, estimated=lazy and pooled_first)
     best = _Incumbent(start.greedy, start.started, start.value)
+    if ctx.budget.spent():
+        return _timed_out(best)
     modeled = _priced_by(inst, best.started) if lazy else None
     if modeled is not None and pooled_first and worth_starting(ctx.budget):
         pooled = pooled_rounds(inst, options, ctx, modeled, best.started, best.value)
@@ -80,7 +84,7 @@ def solve(inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext
             # Too little time left for the per-candidate model to finish its root: the best
             # placement, with the gap the pooled bound proves.
             proven = relative_gap(best.bound, best.value)
-            return Answer(
+            return PlacementAnswer(
                 best.found,
                 best.started,
                 gap=proven,
@@ -111,13 +115,19 @@ def _per_candidate(
     ctx: SolveContext,
     modeled: BoolArray | None,
     best: _Incumbent,
-) -> Answer:
+) -> PlacementAnswer:
     """The per-candidate model from the best placement, adding the candidate pairs its
     placements co-locate unpriced until none is left (or the solve stops short of optimal)."""
     rounds = best.rounds
     while True:
+        if ctx.budget.spent():
+            best.rounds = rounds
+            return _timed_out(best)
         rounds += 1
         model, pl = build(inst, options, modeled)
+        if too_big_for(ctx.budget, model.num_rows):
+            best.rounds = rounds - 1
+            return _timed_out(best)
         start = start_vector(inst, pl, canonical(inst, best.started))
         solution = ctx.solve(SolveRequest(model, start=start, tuning={"highs": HIGHS_OPTIONS}))
         if not solution.status.has_solution:
@@ -125,7 +135,7 @@ def _per_candidate(
         started = decode(inst, pl, solution.x)
         problems = check_feasible(inst, started)
         if problems:
-            return Answer(Status.ERROR, problems=problems, lazy_rounds=rounds)
+            return PlacementAnswer(Status.ERROR, problems=problems, lazy_rounds=rounds)
         value = evaluate(inst, started, options.w1, options.penalty).objective
         if value >= best.value:
             best.started, best.value = started, value
@@ -138,16 +148,31 @@ def _per_candidate(
         modeled |= missing | missing.T
 
 
-def _without_incumbent(failed: Solution, best: _Incumbent, rounds: int) -> Answer:
+def _timed_out(best: _Incumbent) -> PlacementAnswer:
+    """The best placement known when the time limit is spent between two stages."""
+    known = None if best.bound is None else relative_gap(best.bound, best.value)
+    return PlacementAnswer(
+        best.found,
+        best.started,
+        gap=known,
+        lazy_rounds=best.rounds,
+        bound=best.bound,
+        termination=Termination.TIME_LIMIT,
+    )
+
+
+def _without_incumbent(failed: Solution, best: _Incumbent, rounds: int) -> PlacementAnswer:
     """A limit reached before any incumbent: answer with the best placement known (the greedy
     one unless the rounds found better); anything else is the solve's own failure."""
     if failed.status is Status.NO_SOLUTION and failed.termination.is_limit:
         known = None if best.bound is None else relative_gap(best.bound, best.value)
-        return Answer(best.found, best.started, gap=known, lazy_rounds=rounds, solution=failed)
-    return Answer(failed.status, lazy_rounds=rounds, solution=failed)
+        return PlacementAnswer(
+            best.found, best.started, gap=known, lazy_rounds=rounds, solution=failed
+        )
+    return PlacementAnswer(failed.status, lazy_rounds=rounds, solution=failed)
 
 
-def _final(solution: Solution, complete: bool, best: _Incumbent, rounds: int) -> Answer:
+def _final(solution: Solution, complete: bool, best: _Incumbent, rounds: int) -> PlacementAnswer:
     """The best placement with the last solve's status (`feasible` while pairs are missing) and
     the gap to the better of the last solve's and the pooled rounds' bounds."""
     bound = solution.extra.get("mip_dual_bound")
@@ -157,6 +182,6 @@ def _final(solution: Solution, complete: bool, best: _Incumbent, rounds: int) ->
     gap = solution.mip_gap
     if status is not Status.OPTIMAL and bound is not None:
         gap = relative_gap(bound, best.value)
-    return Answer(
+    return PlacementAnswer(
         status, best.started, solution.objective, gap, lazy_rounds=rounds, solution=solution
     )

@@ -34,9 +34,9 @@ def first_incumbent(
     inst: Instance, options: ContentionPlacementOptions, ctx: SolveContext, estimated: bool
 ) -> Start:
     """The greedy placement, or with `estimated` the estimate's when it scores better."""
-    placed = greedy(inst, options.w1, options.penalty)
+    placed = greedy(inst, options.w1, options.penalty, budget=ctx.budget)
     start = Start(placed, placed, evaluate(inst, placed, options.w1, options.penalty).objective)
-    if estimated:
+    if estimated and not ctx.budget.spent():
         # The estimate packs far better than the greedy start, in a fraction of a second (the
         # `placement` bench rows): under a time limit it is often the answer, and the rounds
         # start closer to the optimum.
@@ -65,5 +65,5 @@ def _estimate(
     started = pooled_decode(inst, estimate, solution.x, ctx)
     if check_feasible(inst, started):
         return None
-    started = improve(inst, started, options.w1, options.penalty)
+    started = improve(inst, started, options.w1, options.penalty, budget=ctx.budget)
     return started, evaluate(inst, started, options.w1, options.penalty).objective

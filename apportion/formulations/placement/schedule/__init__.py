@@ -2,7 +2,9 @@
 placement policy that is also a scheduling policy. Each call decides who runs until the next
 one, where, and whether a running job stays, moves or stops: priority-weighted GPUs (SRTF's or
 LAS's order as lexicographic levels, `priority`) traded against the throughput contention
-takes (`model`) and the cost of a restart.
+takes (`model`) and the cost of a restart. In pipeline order: `instance` (with `candidates`, who
+is offered), `greedy` (the start), `model` and `start` (the MILP and the start as its point),
+`search` (one solve within the time limit), `evaluate` and `report`.
 """
 
 from __future__ import annotations

@@ -4,8 +4,13 @@ adds anything (a higher level's jobs always add: their GPUs outweigh any content
 
 A start is scored exactly, from the definition (`evaluate`): its own loss is its worst
 co-runner's, and each job on its nodes loses the larger of what it lost and what the newcomer
-takes from it. Nodes: every set of k eligible nodes when there are few (`ENUMERATE`), else the k
-nodes where the newcomer suffers and causes least.
+takes from it. Nodes: the one where the newcomer suffers and causes least for a one-node shape
+(that is its exact cost), every set of k eligible nodes when there are few (`ENUMERATE`), else the
+k nodes where it suffers and causes least (each node's harm kept per configuration, and
+worked out again only where a start changed it).
+
+Under a time limit the greedy stops adding starts once the budget is spent: what it has is a
+schedule (running jobs where they run, the starts so far), answered as the fallback.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import numpy as np
 
 from apportion.formulations.placement.schedule.evaluate import Decision
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
+from apportion.solver.arraytypes import FloatArray
+from apportion.solver.context import TimeBudget
 
 ENUMERATE = 64  # node sets tried exhaustively per shape, at most
 
@@ -30,12 +37,22 @@ class _State:
         self.config = np.full(inst.size, -1, dtype=np.int64)
         self.loss = np.zeros(inst.size)
         self.decision: Decision = {}
+        configs, n_nodes = inst.loss.shape[0], len(inst.node_ids)
+        # Per (configuration, node): what a newcomer of that configuration suffers and causes
+        # there, on its own; stale columns are worked out again when asked for.
+        self._suffer = np.zeros((configs, n_nodes))
+        self._damage = np.zeros((configs, n_nodes))
+        self._stale = np.ones(n_nodes, dtype=bool)
+        self._nodes_of: dict[int, list[int]] = {}
 
     def place(self, position: int, choice: int, nodes: list[int], gpus: list[int]) -> None:
         alpha = int(self.inst.choices.config[choice])
         new_loss = self.suffered(alpha, nodes)
+        self._stale[nodes] = True
         for b in self.neighbours(nodes):
             self.loss[b] = max(self.loss[b], self.inst.loss[self.config[b], alpha])
+            self._stale[self._nodes_of[b]] = True  # b's loss enters the damage where it runs
+        self._nodes_of[position] = list(nodes)
         for n, g in zip(nodes, gpus, strict=True):
             self.free[n] -= g
             self.on[n].append(position)
@@ -60,8 +77,29 @@ class _State:
         after = np.maximum(self.loss[others], self.inst.loss[self.config[others], alpha])
         return float((self.inst.demand[others] * (after - self.loss[others])).sum())
 
+    def harm(self, alpha: int, per_node: int, nodes: list[int]) -> FloatArray:
+        """Per node of `nodes`: suffered · p + damage, were a piece of configuration α alone
+        there."""
+        for n in np.flatnonzero(self._stale).tolist():
+            others = self.on[n]
+            if others:
+                theirs = self.config[others]
+                self._suffer[:, n] = np.maximum(self.inst.loss[:, theirs].max(axis=1), 0.0)
+                before = self.loss[others][:, None]
+                after = np.maximum(before, self.inst.loss[theirs, :])
+                self._damage[:, n] = self.inst.demand[others] @ (after - before)
+            else:
+                self._suffer[:, n] = 0.0
+                self._damage[:, n] = 0.0
+        self._stale[:] = False
+        out: FloatArray = self._suffer[alpha, nodes] * per_node + self._damage[alpha, nodes]
+        return out
 
-def greedy_start(inst: ScheduleInstance, w1: float) -> Decision:
+
+def greedy_start(
+    inst: ScheduleInstance, w1: float, budget: TimeBudget | None = None
+) -> tuple[Decision, bool]:
+    """The greedy schedule, and whether the time limit cut it short."""
     ch, state = inst.choices, _State(inst)
     for o in np.flatnonzero(ch.stay).tolist():
         position = int(ch.job[o])
@@ -71,13 +109,15 @@ def greedy_start(inst: ScheduleInstance, w1: float) -> Decision:
     for level in np.unique(inst.level[waiting]).tolist():
         members = waiting[inst.level[waiting] == level].tolist()
         while members:
+            if budget is not None and budget.spent():
+                return state.decision, True
             best = _best_start(inst, state, members, w1)
             if best is None:
                 break
             position, choice, chosen = best
             state.place(position, choice, chosen, [int(ch.per_node[choice])] * len(chosen))
             members.remove(position)
-    return state.decision
+    return state.decision, False
 
 
 def _best_start(
@@ -109,10 +149,11 @@ def _node_sets(inst: ScheduleInstance, state: _State, o: int) -> list[list[int]]
     room = np.flatnonzero((inst.node_type == ch.gpu_type[o]) & (state.free >= p)).tolist()
     if len(room) < k:
         return []
+    if k == 1:  # one node: its harm is the start's exact cost, the least is the best
+        return [[room[int(np.argmin(state.harm(int(ch.config[o]), p, room)))]]]
     sets = list(islice(combinations(room, k), ENUMERATE + 1))
     if len(sets) <= ENUMERATE:
         return [list(s) for s in sets]
-    alpha = int(ch.config[o])
-    harm = [state.suffered(alpha, [n]) * p + state.damage(alpha, [n]) for n in room]
-    order = np.argsort(np.array(harm), kind="stable")[:k]
+    harm = state.harm(int(ch.config[o]), p, room)
+    order = np.argsort(harm, kind="stable")[:k]
     return [sorted(room[i] for i in order.tolist())]

@@ -11,8 +11,10 @@ type, 1 where the snapshot does not say.
 
 Candidates: waiting jobs by level, then key, then snapshot order. Interchangeable ones (same
 class, demand, level, shapes and speeds) form a group, of which only as many are offered as
-could run at once on the GPUs not held by running jobs of a higher level; `candidates` then keeps
-the first k (the reference offers its policy the head of its queue).
+could run at once on the GPUs of their types that no running job certainly keeps (every running
+job when moves are none, the pinned ones under preempt, none under migrate: a running job of a
+better level may itself be preempted by a better waiting one, so its GPUs are not held for sure);
+`candidates` then keeps the first k (the reference offers its policy the head of its queue).
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ from numpy.typing import NDArray
 from apportion.formulations.placement.contention import Config, ContentionLookup
 from apportion.formulations.placement.instance import allowed_shapes
 from apportion.formulations.placement.options import ContentionPlacementOptions
+from apportion.formulations.placement.schedule.candidates import (
+    identity,
+    kept_for_sure,
+    never_stopped,
+    pick,
+    room_of,
+)
 from apportion.formulations.placement.schedule.priority import level_base, priority_levels
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.snapshot import Job, Snapshot
@@ -92,28 +101,32 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
     shapes = _all_shapes(jobs, type_names, node_gpus, types, options)
     spread = [_speeds(job, s, type_names) for job, s in zip(jobs, shapes, strict=True)]
     speeds = np.array([max(s, default=1.0) for s in spread] + [min(s, default=1.0) for s in spread])
-    demands = [job.scale_factor for job in jobs]
-    base = level_base(int(node_gpus.sum()), min(demands, default=1), speeds)
+    demands = np.array([job.scale_factor for job in jobs], dtype=np.int64)
+    base = level_base(int(node_gpus.sum()), min(demands.tolist(), default=1), speeds)
     keys = np.array([_key(job, options.priority) for job in jobs], dtype=float)
     levels = priority_levels(keys, options.priority_levels, options.priority_tolerance, base)
     running = [j for j in range(len(jobs)) if jobs[j].placement is not None]
     held = [_held(jobs[j], node_at) for j in running]
-    room = _room(jobs, running, levels.level, int(node_gpus.sum()), options.moves)
-    picked, reasons = _pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
+    lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
+    room = _room(
+        jobs,
+        (running, held),
+        shapes,
+        (levels.per_job, demands, speeds),
+        lookup,
+        options,
+        typed=(node_gpus, types, type_names),
+    )
+    picked, reasons = pick(jobs, shapes, spread, levels.level, keys, room, options.candidates)
     order = running + picked
     configs: dict[Config, int] = {}
     choices = _choices(
         jobs, order, held, (shapes, spread), (types, type_names), configs, options.moves
     )
-    lookup = ContentionLookup.of(snapshot.contention, options.contention_scope)
     config_list = list(configs)
-    found = [[lookup(a, b) for b in config_list] for a in config_list]
-    pairs = (len(config_list), len(config_list))
-    loss = np.array([[1.0 - 1.0 / f.cs for f in row] for row in found]).reshape(pairs)
-    source = np.array([[f.source.value for f in row] for row in found], dtype=object)
+    loss, source = _losses(lookup, config_list)
     index = np.array(order, dtype=np.int64)
-    weight = levels.per_job[index] if index.size else np.zeros(0)
-    demand = np.array([demands[j] for j in order], dtype=np.int64)
+    weight, demand = levels.per_job[index], demands[index]
     return ScheduleInstance(
         job_ids=[job.id for job in jobs],
         node_ids=[n.id for n in nodes],
@@ -129,7 +142,7 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         choices=choices,
         configs=config_list,
         loss=loss,
-        source=source.reshape(pairs),
+        source=source,
         lookup=lookup,
         moves=options.moves,
         pinned=_pinned(choices, weight, demand, len(running), options.w1, loss, node_gpus),
@@ -139,6 +152,43 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
 
 
 Shapes = list[tuple[int, int, int]]  # (k, p, type)
+
+
+def _room(
+    jobs: list[Job],
+    runs: tuple[list[int], list[tuple[IntArray, IntArray]]],
+    shapes: list[Shapes],
+    per_job: tuple[FloatArray, IntArray, FloatArray],
+    lookup: ContentionLookup,
+    options: ContentionPlacementOptions,
+    typed: tuple[IntArray, IntArray, list[str]],
+) -> IntArray:
+    """Per job: the GPUs it could run on in an optimal schedule, other waiting jobs aside
+    (`candidates.room_of`, given the running jobs that keep theirs for sure)."""
+    running, held = runs
+    weight, demands, speeds = per_job
+    node_gpus, types, type_names = typed
+    stay_speed = [
+        _speed(jobs[j], int(n.size), type_names[types[n[0]]])
+        for j, (n, _) in zip(running, held, strict=True)
+    ]
+    kept = kept_for_sure(
+        (weight, demands, np.array(stay_speed)),
+        running,
+        [j for j, job in enumerate(jobs) if job.placement is None and shapes[j]],
+        (float(speeds.max(initial=1.0)), 1.0 - 1.0 / lookup.largest(), int(node_gpus.sum())),
+        options,
+    )
+    return room_of(shapes, held, kept, (node_gpus, types))
+
+
+def _losses(lookup: ContentionLookup, configs: list[Config]) -> tuple[FloatArray, ObjectArray]:
+    """Λ(α | β) = 1 − 1/CS(α | β) for every pair of configurations, and where each CS came from."""
+    found = [[lookup(a, b) for b in configs] for a in configs]
+    pairs = (len(configs), len(configs))
+    loss = np.array([[1.0 - 1.0 / f.cs for f in row] for row in found]).reshape(pairs)
+    source = np.array([[f.source.value for f in row] for row in found], dtype=object)
+    return loss, source.reshape(pairs)
 
 
 def _all_shapes(
@@ -209,57 +259,6 @@ def _held(job: Job, node_at: dict[str, int]) -> tuple[IntArray, IntArray]:
     return nodes, np.array(list(placement.values()), dtype=np.int64)
 
 
-def _identity(job: Job, shapes: Shapes, speeds: list[float], level: int) -> tuple[object, ...]:
-    return (job.workload_class, job.scale_factor, level, tuple(shapes), tuple(speeds))
-
-
-def _room(jobs: list[Job], running: list[int], level: IntArray, total: int, moves: str) -> IntArray:
-    """Per level: GPUs a candidate of that level could run on, all other jobs aside but the
-    running ones it cannot displace (of better levels; every one when moves are none)."""
-    count = int(level.max(initial=0)) + 1
-    held = np.zeros(count, dtype=np.int64)
-    for j in running:
-        held[level[j]] += sum((jobs[j].placement or {}).values())
-    if moves == "none":
-        return np.full(count, total - int(held.sum()), dtype=np.int64)
-    better = np.cumsum(held) - held
-    out: IntArray = total - better
-    return out
-
-
-def _pick(
-    jobs: list[Job],
-    shapes: list[Shapes],
-    speeds: list[list[float]],
-    level: IntArray,
-    keys: FloatArray,
-    room: IntArray,
-    limit: int | None,
-) -> tuple[list[int], dict[int, str]]:
-    """The candidates in priority order, each group capped at what could run at once, then the
-    first `limit`; and why every other waiting job was left out."""
-    reasons: dict[int, str] = {}
-    waiting = [j for j, job in enumerate(jobs) if job.placement is None]
-    sortable = np.where(np.isnan(keys), np.inf, keys)
-    waiting.sort(key=lambda j: (level[j], sortable[j], j))
-    taken: dict[tuple[object, ...], int] = {}
-    picked: list[int] = []
-    for j in waiting:
-        if not shapes[j]:
-            reasons[j] = "no allowed shape places it on these nodes"
-            continue
-        key = _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
-        if taken.get(key, 0) >= room[level[j]] // jobs[j].scale_factor:
-            reasons[j] = "not started: identical jobs ahead of it can take every GPU it could use"
-            continue
-        if limit is not None and len(picked) >= limit:
-            reasons[j] = f"not considered: beyond the first {limit} candidates (`candidates`)"
-            continue
-        taken[key] = taken.get(key, 0) + 1
-        picked.append(j)
-    return picked, reasons
-
-
 def _choices(
     jobs: list[Job],
     order: list[int],
@@ -306,20 +305,18 @@ def _pinned(
     loss: FloatArray,
     node_gpus: IntArray,
 ) -> BoolArray:
-    """Running jobs no solution stops: stopping one loses W2·π_j·g_j·σ_j (its stay), and can gain
-    at most all contention relieved, W1·C·max Λ, plus the best waiting candidate's value on its
-    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones
-    are pinned so, and a solve need not consider stopping them."""
-    w2 = 1.0 - w1
-    position = np.arange(weight.size)
-    waiting = position >= n_running
-    best = float(weight[waiting].max(initial=0.0))
-    fastest = float(choices.speed.max(initial=1.0))
-    relief = w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0))
+    """Running jobs no solution stops (`candidates.never_stopped`) among the decision's jobs."""
+    waiting = np.arange(weight.size) >= n_running
     stay_speed = np.ones(weight.size)
     stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
-    kept = w2 * weight * demand * stay_speed
-    out: BoolArray = ~waiting & (kept > relief + w2 * best * demand * fastest)
+    out = np.zeros(weight.size, dtype=bool)
+    out[~waiting] = never_stopped(
+        (weight[~waiting], demand[~waiting], stay_speed[~waiting]),
+        float(weight[waiting].max(initial=0.0)),
+        float(choices.speed.max(initial=1.0)),
+        w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0)),
+        1.0 - w1,
+    )
     return out
 
 
@@ -341,7 +338,7 @@ def _groups(
         key = (
             ("running", position)
             if position < n_running
-            else _identity(jobs[j], shapes[j], speeds[j], int(level[j]))
+            else identity(jobs[j], shapes[j], speeds[j], int(level[j]))
         )
         out.append(ids.setdefault(key, len(ids)))
     return np.array(out, dtype=np.int64)

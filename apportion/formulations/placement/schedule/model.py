@@ -59,6 +59,27 @@ class Built:
     pair_choice: IntArray
     pair_node: IntArray
     fixed: BoolArray  # per choice: a stay the solution keeps for certain
+    losses: LossIndex | None = None  # the contention columns, when W1 prices them
+
+
+@dataclass
+class LossIndex:
+    """Where the contention columns sit and what sets each, so a schedule can be written as a
+    complete point of the model (`start`): pieces (column, job, fixed) and their cell, each
+    cell's floor, the co-location pairs (cell, live cell, Λ), the twin cells and their Λ."""
+
+    piece_column: IntArray
+    piece_job: IntArray
+    piece_fixed: BoolArray
+    piece_cell: IntArray
+    floor: FloatArray
+    loses: Block
+    lost: Block | None = None
+    colocated: Block | None = None
+    live: IntArray | None = None  # cell of each colocated column
+    pairs: tuple[IntArray, IntArray, FloatArray] | None = None  # (cell, colocated column, Λ)
+    twice: Block | None = None
+    twins: tuple[IntArray, FloatArray] | None = None  # (cell, Λ(α|α)) of each twice column
 
 
 @dataclass
@@ -113,10 +134,9 @@ def build(inst: ScheduleInstance, w1: float, restart: float) -> Built:
     )
     built = Built(model, v, w, pair_choice, pair_node, fixed)
     _placement_rows(inst, built)
-    loss = None
     if w1 > 0 and inst.loss.size and float(inst.loss.max()) > 0:
-        loss = _loss_rows(inst, built, _pieces(inst, built))
-    _objective(inst, built, loss, w1, restart)
+        built.losses = _loss_rows(inst, built, _pieces(inst, built))
+    _objective(inst, built, built.losses.lost if built.losses else None, w1, restart)
     return built
 
 
@@ -190,10 +210,11 @@ def _pieces(inst: ScheduleInstance, b: Built) -> _Pieces:
     )
 
 
-def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
+def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
     """Presence, pairs of one configuration, what each configuration loses per node, and each
-    job's loss (module docstring); returns ℓ. Pieces that are there whatever the solution enter
-    as constants: R_αn, what they make configuration α lose on n, bounds P_αn below."""
+    job's loss (module docstring); returns where their columns are. Pieces that are there
+    whatever the solution enter as constants: R_αn, what they make configuration α lose on n,
+    bounds P_αn below."""
     model, n_nodes = b.model, len(inst.node_ids)
     loss = inst.loss
     cell = pc.config * n_nodes + pc.node
@@ -205,6 +226,7 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
     floor = _floor(loss, alpha, node, fixed_count)
     p = model.add_variables("loses", target.size, lower=floor)
     live = np.flatnonzero(free_count > 0)  # cells a solution may fill or leave empty
+    index = LossIndex(pc.column, pc.job, pc.fixed, at, floor, p)
     if live.size:
         h = model.add_variables("colocated", live.size, upper=1.0, integer=True)
         mine = ~pc.fixed
@@ -219,22 +241,11 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
             },
             lower=0.0,
         )
-        same = node[:, None] == node[live][None, :]
-        hurt = same & (alpha[:, None] != alpha[live][None, :])
-        hurt &= loss[alpha[:, None], alpha[live][None, :]] > floor[:, None]
-        ti, hi = np.nonzero(hurt)
-        model.add_constraints(
-            "loses_next_to",
-            {
-                p: matrix(np.arange(ti.size), ti, 1.0, (ti.size, p.size)),
-                h: matrix(
-                    np.arange(ti.size), hi, -loss[alpha[ti], alpha[live][hi]], (ti.size, h.size)
-                ),
-            },
-            lower=0.0,
-        )
-        _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss)
+        index.colocated, index.live = h, live
+        index.pairs = _next_to_rows(model, (alpha, node), live, (p, h), loss, floor)
+        _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss, index)
     ell = model.add_variables("lost", inst.size, lower=0.0)
+    index.lost = ell
     big = np.where(pc.fixed, 0.0, loss.max(axis=1)[pc.config])
     n = cell.size
     model.add_constraints(
@@ -248,21 +259,59 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> Block:
         },
         lower=-big,
     )
-    return ell
+    return index
+
+
+def _next_to_rows(
+    model: Model,
+    cells: tuple[IntArray, IntArray],
+    live: IntArray,
+    blocks: tuple[Block, Block],
+    loss: FloatArray,
+    floor: FloatArray,
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """P_αn ≥ Λ(α|β) h_βn for each cell (α, n) and each other configuration β a solution may put
+    on n, where that loss is above the floor; returns the pairs (cell, h column, Λ)."""
+    alpha, node = cells
+    p, h = blocks
+    ti, hi = _on_same_node(node, node[live])
+    hurt = (alpha[ti] != alpha[live][hi]) & (loss[alpha[ti], alpha[live][hi]] > floor[ti])
+    ti, hi = ti[hurt], hi[hurt]
+    lam = loss[alpha[ti], alpha[live][hi]]
+    model.add_constraints(
+        "loses_next_to",
+        {
+            p: matrix(np.arange(ti.size), ti, 1.0, (ti.size, p.size)),
+            h: matrix(np.arange(ti.size), hi, -lam, (ti.size, h.size)),
+        },
+        lower=0.0,
+    )
+    return ti, hi, lam
 
 
 def _floor(loss: FloatArray, alpha: IntArray, node: IntArray, fixed_count: IntArray) -> FloatArray:
     """R per (α, n) cell: the worst loss the fixed pieces on n impose on configuration α (two
     fixed pieces of α itself count as a pair)."""
     floor = np.zeros(alpha.size)
-    for i in np.flatnonzero(fixed_count > 0).tolist():
-        beta = alpha[i]
-        there = node == node[i]
-        hit = loss[alpha[there], beta]
-        if fixed_count[i] < 2:
-            hit = np.where(alpha[there] == beta, 0.0, hit)
-        floor[there] = np.maximum(floor[there], hit)
+    fixed = np.flatnonzero(fixed_count > 0)
+    if not fixed.size:
+        return floor
+    cell, at = _on_same_node(node, node[fixed])
+    by = fixed[at]
+    hit = loss[alpha[cell], alpha[by]]
+    hit[(alpha[cell] == alpha[by]) & (fixed_count[by] < 2)] = 0.0
+    np.maximum.at(floor, cell, hit)
     return floor
+
+
+def _on_same_node(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
+    """Every pair (i, j) with a[i] = b[j], in row-major order (i, then j), found by sorting b
+    rather than comparing every pair."""
+    order = np.argsort(b, kind="stable")
+    first = np.searchsorted(b[order], a, side="left")
+    count = np.searchsorted(b[order], a, side="right") - first
+    offset = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    return np.repeat(np.arange(a.size), count), order[np.repeat(first, count) + offset]
 
 
 def _twin_rows(
@@ -272,6 +321,7 @@ def _twin_rows(
     counts: tuple[IntArray, IntArray],
     loses: tuple[Block, FloatArray],
     loss: FloatArray,
+    index: LossIndex,
 ) -> None:
     """d_αn = 1 when two pieces of α share n (counting fixed ones), where that hurts more than
     the floor: Σ pieces − 1 ≤ (m − 1) d, P_αn ≥ Λ(α|α) d."""
@@ -284,6 +334,7 @@ def _twin_rows(
     if not cand.size:
         return
     d = model.add_variables("colocated_twice", cand.size, upper=1.0, integer=True)
+    index.twice, index.twins = d, (cand, twin[cand])
     rows = np.flatnonzero(np.isin(at, cand) & ~pc.fixed)
     total = fixed_count[cand] + free_count[cand]
     model.add_constraints(

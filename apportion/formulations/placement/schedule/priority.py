@@ -1,9 +1,14 @@
 """Priority weights of the schedule objective: SRTF's or LAS's order, as lexicographic levels.
 
 Keys: `srtf`, a job's remaining time (steps left over its throughput on its fastest type, or its
-`remaining_time`); `las`, its attained service (seconds run so far). Smaller keys come first; a
-job whose key the snapshot does not give ties with the last (SRTF: unknown work; LAS: none yet
-counts 0, so it comes first).
+`remaining_time`); `las`, its attained service (seconds run so far). Smaller keys come first.
+A job whose key the snapshot does not give (SRTF: neither steps left with a throughput nor a
+remaining time) ranks after every job whose key it gives, in a level of its own (one of the
+`levels`; with a single level every job ties): SRTF runs the work it knows to be short first,
+and nothing says a job of unknown length is shorter than any known one, so it takes what the
+known jobs leave (backfilling) and never displaces one of them. Ranking it with the last known
+level instead would let a job that reports nothing preempt, or keep out, the longest job that
+does. LAS has no unknown key: no attained service counts 0, so such a job comes first.
 
 Levels: the distinct keys, sorted, are cut at the largest gaps between consecutive keys into at
 most `levels` levels; gaps under `tolerance` seconds never cut (such keys tie). A level's weight
@@ -41,8 +46,9 @@ class Levels:
 
 
 def priority_levels(keys: FloatArray, levels: int, tolerance: float, base: float) -> Levels:
-    """Cut `keys` (smaller first; NaN = last) into at most `levels` levels at the largest gaps of
-    at least `tolerance`, weighted lexicographically with factor `base` between levels."""
+    """Cut `keys` (smaller first; NaN: after every known key, a level of its own when `levels`
+    ≥ 2) into at most `levels` levels at the largest gaps of at least `tolerance`, weighted
+    lexicographically with factor `base` between levels."""
     known = np.where(np.isnan(keys), np.inf, keys)
     distinct = np.unique(known)
     if distinct.size <= 1:

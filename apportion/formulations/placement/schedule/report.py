@@ -52,6 +52,8 @@ def schedule_outcome(
         warnings=[*found.problems, *fallback_warnings(scored.sources)],
         placements=scored.placements,
         solution=found.solution,
+        termination=found.termination,
+        detail=found.detail,
         mip_gap=found.gap,
         evidence=DecisionEvidence(codes, texts, note="reasons read from the schedule"),
     )
