@@ -143,6 +143,30 @@ def test_throughput_and_per_dollar_match_the_textbook_lp(snapshot: dict[str, Any
     assert per_dollar.objective == pytest.approx(best, rel=1e-9, abs=1e-12)
 
 
+@PROPERTY
+@given(tiny_snapshots())
+def test_normalized_and_gang_priced_variants_match_the_textbook_lp(
+    snapshot: dict[str, Any],
+) -> None:
+    """Σ_j eff_j / prop_j (prop_j over the snapshot's throughputs, FORMULATIONS §0), and
+    throughput per dollar with a gang's price s_j p_k."""
+    normalized = _solved(snapshot, "max_total_throughput", normalized=True)
+    assert_feasible_allocation(normalized, snapshot)
+    gang = _solved(snapshot, "throughput_per_dollar", gang_price=True)
+    assert_feasible_allocation(gang, snapshot)
+    if not snapshot["jobs"]:
+        assert normalized.objective == gang.objective == 0.0
+        return
+    c = Cluster.of(snapshot)
+    names = [g["name"] for g in snapshot["gpu_types"]]
+    raw = np.array([[j["throughput"].get(k, 0.0) for k in names] for j in snapshot["jobs"]])
+    prop = raw @ c.n / c.n.sum()
+    per_prop = np.divide(c.t, prop[:, None], out=np.zeros_like(c.t), where=prop[:, None] > 0)
+    assert normalized.objective == pytest.approx(c.max_linear(per_prop), rel=1e-9, abs=1e-12)
+    priced = c.t / (c.s[:, None] * c.price[None, :])
+    assert gang.objective == pytest.approx(c.max_linear(priced), rel=1e-9, abs=1e-12)
+
+
 @st.composite
 def with_deadlines(draw: st.DrawFn) -> dict[str, Any]:
     """`tiny_snapshots` where some jobs have a deadline: tight (at or below what its fastest
@@ -156,38 +180,43 @@ def with_deadlines(draw: st.DrawFn) -> dict[str, Any]:
     return snapshot
 
 
-def cheapest_most_slos(snapshot: dict[str, Any]) -> tuple[int, float]:
-    """FORMULATIONS §4 by brute force: the most SLOs any feasible set meets, then the least
-    cost Σ_k p_k Σ_j s_j X_jk of such a set (one LP per set)."""
+def cheapest_most_slos(snapshot: dict[str, Any], value: np.ndarray) -> tuple[float, float]:
+    """FORMULATIONS §4 by brute force: the largest value of SLOs any feasible set meets, then
+    the least cost Σ_k p_k Σ_j s_j X_jk of such a set (one LP per set)."""
     jobs = snapshot["jobs"]
     if not jobs:
-        return 0, 0.0
+        return 0.0, 0.0
     c = Cluster.of(snapshot)
     due = [j for j, job in enumerate(jobs) if "deadline" in job]
     need = np.array([job["steps_remaining"] / job.get("deadline", 1.0) for job in jobs])
-    best = (0, 0.0)
+    best = (0.0, 0.0)
     for size in range(1, len(due) + 1):
         for chosen in itertools.combinations(due, size):
             picked = np.array(chosen)
             cost = c.min_cost(picked, need[picked])
-            if cost is not None and (size > best[0] or cost < best[1]):
-                best = (size, cost)
+            total = float(value[picked].sum())
+            if cost is None or total < best[0] - 1e-9:
+                continue
+            if total > best[0] + 1e-9 or cost < best[1]:
+                best = (total, cost)
     return best
 
 
 @PROPERTY
-@given(with_deadlines())
-def test_min_cost_slo_matches_brute_force(snapshot: dict[str, Any]) -> None:
+@given(with_deadlines(), st.booleans())
+def test_min_cost_slo_matches_brute_force(snapshot: dict[str, Any], by_weight: bool) -> None:
+    """The most SLOs met (by count, or by the jobs' weights), then the least cost."""
     jobs = snapshot["jobs"]
     if jobs and not any("deadline" in job for job in jobs):
         with pytest.raises(InputError):
             solve(snapshot, policy="min_cost_slo")
         return
-    result = _solved(snapshot, "min_cost_slo")
+    result = _solved(snapshot, "min_cost_slo", maximize="weight" if by_weight else "count")
     x = assert_feasible_allocation(result, snapshot)
     met = np.array([bool(j.metrics.get("slo_met")) for j in result.jobs], dtype=bool)
-    count, cost = cheapest_most_slos(snapshot)
-    assert int(met.sum()) == count
+    value = np.array([job["weight"] if by_weight else 1.0 for job in jobs])
+    best, cost = cheapest_most_slos(snapshot, value)
+    assert float(value[met].sum()) == pytest.approx(best)
     assert result.objective == pytest.approx(cost, rel=1e-6, abs=1e-9)
     if not jobs:
         return
