@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from apportion.solver import SolveResult, Status, solve
-from tests.allocation_checks import assert_feasible_allocation
+from tests.allocation_checks import allocation_matrix, assert_feasible_allocation
 from tests.fairness_reference import Instance, check_result, reference_water_filling
 from tests.formulations.fairness.edge_snapshots import SPEEDS, runnable, tiny_snapshots
 from tests.formulations.fairness.max_min_oracle import linprog_max_min
@@ -174,3 +174,50 @@ def test_water_filling_with_pairs_matches_the_slow_reference(snapshot: dict[str,
     v = check_result(result, inst)
     expected = reference_water_filling(inst, lambda active: inst.w)
     np.testing.assert_allclose(v, expected, rtol=1e-6, atol=1e-7 * max(1.0, expected.max()))
+
+
+def gavel_agnostic_max_min(snapshot: dict[str, Any]) -> float:
+    """FORMULATIONS §1, agnostic as Gavel's baseline: T_jk := 1 on every type the gang fits
+    (prop_j = 1), so u_j = s_j Σ_k X_jk / w_j, over the jobs that run somewhere; max min u_j."""
+    counts = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
+    jobs = [j for j, fit in zip(snapshot["jobs"], runnable(snapshot), strict=True) if fit]
+    m, k = len(jobs), counts.size
+    s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
+    w = np.array([j.get("weight", 1.0) for j in jobs])
+    rows, rhs = [], []
+    for j in range(m):
+        share = np.zeros(m * k + 1)
+        share[j * k : (j + 1) * k], share[-1] = -s[j] / w[j], 1.0
+        time = np.zeros(m * k + 1)
+        time[j * k : (j + 1) * k] = 1.0
+        rows += [share, time]
+        rhs += [0.0, 1.0]
+    for g in range(k):
+        gpus = np.zeros(m * k + 1)
+        gpus[g : m * k : k] = s
+        rows.append(gpus)
+        rhs.append(counts[g])
+    bounds = [(0, 1 if s[j] <= counts[g] else 0) for j in range(m) for g in range(k)]
+    cost = np.zeros(m * k + 1)
+    cost[-1] = -1.0
+    res = linprog(cost, A_ub=np.array(rows), b_ub=rhs, bounds=[*bounds, (0, None)])
+    assert res.status == 0
+    return float(-res.fun)
+
+
+@PROPERTY
+@given(tiny_snapshots())
+def test_gavel_agnostic_max_min_matches_the_textbook_lp(snapshot: dict[str, Any]) -> None:
+    options = {"heterogeneity_aware": False, "agnostic_definition": "gavel"}
+    result = _solved(snapshot, "max_min_fairness", **options)
+    # Time may sit where the job makes no progress (the definition's point), not elsewhere.
+    x = allocation_matrix(result, snapshot)
+    counts = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
+    scale = np.array([j.get("scale_factor", 1) for j in snapshot["jobs"]], dtype=float)
+    assert (x >= 0).all() and (x.sum(axis=1) <= 1 + 1e-7).all()
+    assert (scale @ x <= counts + 1e-7).all()
+    assert not x[scale[:, None] > counts[None, :]].any()  # no gang where it cannot fit
+    if not any(runnable(snapshot)):
+        assert result.objective is None
+        return
+    assert result.objective == pytest.approx(gavel_agnostic_max_min(snapshot), rel=1e-6)
