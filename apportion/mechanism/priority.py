@@ -17,8 +17,13 @@ round, were they not served (seconds, L the round length):
     priority_ck = A_ck·(T + L) − g_ck
 
 Gavel's ratio lets a job that lost a round to the +∞ priorities of new entries stay behind
-while others catch up; the deficit counts that loss in seconds, so it is repaid first. On
-one-GPU jobs this keeps every job within one round of A_ck·T (tests/mechanism).
+while others catch up; the deficit counts that loss in seconds, so it is repaid first. On one
+GPU type this keeps every one-GPU job within one round of A_ck·T (a full type: either way).
+On several types it keeps no bound: a job behind on two types at once runs on one of them
+per round and falls further behind on the other, and a greedy pick of types can leave a GPU
+idle while a job owed every round waits, a round never repaid. What it keeps holds round by
+round: an entry that waits found its type full of entries served at priorities at least its
+own, or its job running on such an entry (tests/mechanism/test_convergence.py).
 
 Two serving orders (`Order`):
 - `priority`: one queue of the entries with time, by priority as above. A job runs only where

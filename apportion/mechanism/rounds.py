@@ -27,8 +27,10 @@ How time counts: a round of L seconds on type k adds L to `received[j][k]` of th
 `PairShare.received[k]` too. Why time follows X: serving the smallest g_ck / A_ck first
 equalizes g_ck / A_ck across the entries that run, so each row's time on k grows in proportion
 to A_ck, as far as whole gangs allow. The rule is greedy, one round at a time: on heterogeneous
-clusters a job can lag its share on a type by a few rounds, and a job with spare time
-(Σ_k X_jk < 1) may use GPUs the others leave idle (tests/mechanism/test_convergence.py).
+clusters a job can lag its share on a type by a few rounds, on some allocations by more every
+round (a greedy pick of types can idle a GPU while a job waits that another pick would run),
+and a job with spare time (Σ_k X_jk < 1) may use GPUs the others leave idle
+(tests/mechanism/test_convergence.py).
 
 A row with A_ck = 0 never runs on k: the allocation decides where a job may run, and a job with
 no time anywhere does not run. Fractions below `NEGLIGIBLE` (a solver's round-off) count as 0, and

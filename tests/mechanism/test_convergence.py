@@ -12,8 +12,10 @@ greedy rule, one round at a time, so it does not hold every job within one round
 
 The bounds asserted are those these generators meet with a margin (measured maxima in the
 comments); the hand-solved cases in test_priority are exact. The deficit rule, which serves the
-entries furthest behind in seconds, holds one-GPU jobs within one round of their share: that
-bound is asserted exactly.
+entries furthest behind in seconds, holds one-GPU jobs on one GPU type within one round of
+their share: that bound is asserted exactly. On several types it keeps no bound: a job owed on
+two types at once runs on one, and a greedy choice of types can leave a GPU idle while a job
+that must run every round waits (both shown below, with the rule's per-round invariant).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import time
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from apportion.mechanism import Rule, next_round
@@ -32,6 +35,41 @@ from tests.mechanism.rounds_checks import ROUND, Replay, allocation_of_result
 
 TYPES = ("v100", "p100", "k80")
 ROUNDS = 100
+
+#: Max-min fairness here leaves j5 owed on both types at once (see the test below).
+TWO_TYPES_OWED: dict[str, Any] = {
+    "nodes": [
+        {"id": "v100-0", "gpus": 1, "gpu_type": "v100"},
+        {"id": "p100-0", "gpus": 4, "gpu_type": "p100"},
+    ],
+    "jobs": [
+        {"id": "j0", "throughput": {}},
+        {"id": "j1", "throughput": {"v100": 1.0}},
+        {"id": "j2", "throughput": {"p100": 1.0}},
+        {"id": "j3", "throughput": {"v100": 1.0}},
+        {"id": "j4", "throughput": {"p100": 1.0}},
+        {"id": "j5", "throughput": {"v100": 4.0, "p100": 1.75}},
+        {"id": "j6", "throughput": {}},
+        {"id": "j7", "throughput": {"p100": 1.0}},
+        {"id": "j8", "throughput": {"p100": 1.0}},
+    ],
+}
+
+#: The furthest behind of 600 examples of `heterogeneous` under the deficit rule: 2.11 rounds.
+TWO_ROUNDS_BEHIND: dict[str, Any] = {
+    "nodes": [{"id": f"{k}-0", "gpus": 2, "gpu_type": k} for k in TYPES],
+    "jobs": [
+        {"id": "j0", "throughput": {}},
+        {"id": "j1", "throughput": {}},
+        {"id": "j2", "throughput": {"v100": 4.574038480617769, "p100": 1.6307894770051838}},
+        {"id": "j3", "throughput": {"v100": 4.574038480617769, "k80": 1.4508530171445007}},
+        {"id": "j4", "throughput": {"p100": 0.9436923857698768}},
+        {"id": "j5", "throughput": {"p100": 2.790321069175018, "k80": 5.0}},
+        {"id": "j6", "throughput": {"k80": 4.140312338317008}},
+        {"id": "j7", "throughput": {"v100": 1.7203497865553166, "k80": 3.8319027634188867}},
+        {"id": "j8", "throughput": {"v100": 3.654284125278233, "p100": 2.333742113146207}},
+    ],
+}
 
 
 @st.composite
@@ -112,16 +150,80 @@ def test_deficit_rule_keeps_every_share_within_one_round(document: dict[str, Any
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(heterogeneous())
-def test_deficit_rule_keeps_no_job_a_round_behind_on_any_type(document: dict[str, Any]) -> None:
-    """The deficit rule under max-min fairness on heterogeneous nodes: no job is ever more than
-    one round behind n·X_jk on any type (ahead is allowed: a job with spare time may fill GPUs
-    the others leave idle)."""
+@example(TWO_TYPES_OWED)
+@example(TWO_ROUNDS_BEHIND)
+def test_deficit_rule_refuses_an_entry_only_for_entries_at_least_as_far_behind(
+    document: dict[str, Any],
+) -> None:
+    """What the deficit rule does keep on heterogeneous nodes, round by round: an entry with
+    time that does not run found its type full of entries served at priorities at least its
+    own, or its job already running on an entry served at a priority at least its own. It is
+    greedy, one round at a time, and that is all it keeps: no bound on the lag follows (the
+    two tests below)."""
     replay = _replay(document, "max_min_fairness", Rule.DEFICIT)
     for _ in range(ROUNDS):
-        replay.step()
+        got = {j: dict(per) for j, per in replay.received.items()}
+        rnd = replay.step()
         for job, per_type in replay.allocation.items():
-            behind = max(replay.lag(job, k) for k in per_type)
-            assert behind <= 1.0 + 1e-9, f"round {replay.rounds}: {job} {behind:.3f} behind"
+            ran = rnd.assignment(job)
+            for kind, share in per_type.items():
+                if ran is not None and ran.gpu_type == kind:
+                    continue
+                mine = share * (rnd.elapsed + ROUND) - got.get(job, {}).get(kind, 0.0) - 1e-6
+                there = [a.priority for a in rnd.assignments if a.gpu_type == kind]
+                full = rnd.idle[kind] == 0 and min(there) >= mine
+                assert full or (ran is not None and ran.priority >= mine), (replay.rounds, job)
+
+
+def test_a_job_owed_on_two_types_at_once_falls_more_than_a_round_behind() -> None:
+    """Max-min fairness on 1 V100 + 4 P100 (found by the property test above at 200 examples):
+    j5 is owed 0.53 of the V100 and 0.26 of the P100. It waits rounds 2 and 3 behind entries
+    further behind (the P100 jobs owed 0.94 each, then j1 and j3 on the V100), so entering
+    round 4 it would end 1.13 rounds behind on the V100 and 1.02 on the P100 unserved. A job
+    runs on one type per round: whichever it gets, it ends the round more than a round behind
+    on the other, under any rule that serves from that state."""
+    replay = _replay(TWO_TYPES_OWED, "max_min_fairness", Rule.DEFICIT)
+    replay.run(3)
+    owed = {k: replay.lag("j5", k) + share for k, share in replay.allocation["j5"].items()}
+    assert min(owed.values()) > 1.0, owed
+    rnd = replay.step()
+    assert rnd.assignment("j5").gpu_type == "v100"  # type: ignore[union-attr]
+    assert replay.lag("j5", "p100") == pytest.approx(owed["p100"])
+    assert replay.lag("j5", "p100") > 1.0
+
+
+def test_on_heterogeneous_nodes_a_lag_can_grow_without_bound() -> None:
+    """Four one-GPU jobs on GPUs of three types (1 + 1 + 2), each owed a whole GPU's time
+    (Σ_k X_jk = 1, within 0.0006): they must all run every round, and some assignment of the
+    four to the four GPUs always exists (every job has time on two of the types; e.g. j0 on
+    `a`, j2 on `b`, j1 and j3 on `c`). Serving entries greedily by priority sometimes picks a
+    type that leaves a job nowhere to run while a GPU of another type idles, and the round it
+    loses is never repaid: the lags grow with the number of rounds (Gavel's rule alike)."""
+    snapshot = parse_snapshot(
+        {
+            "nodes": [
+                {"id": k, "gpus": g, "gpu_type": k} for k, g in (("a", 1), ("b", 1), ("c", 2))
+            ],
+            "jobs": [{"id": f"j{i}", "throughput": dict.fromkeys("abc", 1.0)} for i in range(4)],
+        }
+    )
+    allocation = {
+        "j0": {"a": 0.2568, "c": 0.7432},
+        "j1": {"b": 0.3951, "c": 0.6049},
+        "j2": {"a": 0.4123, "b": 0.5871},
+        "j3": {"a": 0.3308, "b": 0.0177, "c": 0.6515},
+    }
+    replay = Replay(snapshot, allocation, rule=Rule.DEFICIT)
+    worst = {100: 0.0, 2000: 0.0}
+    while replay.rounds < 2000:
+        replay.step()
+        lag = max(replay.lag(j, k) for j, per in allocation.items() for k in per)
+        for upto in worst:
+            if replay.rounds <= upto:
+                worst[upto] = max(worst[upto], lag)
+    # Measured: 2.89 rounds by round 100, 3.54 by round 2,000 (and 4.05 by 3,000, 8.0 by
+    # 20,000; Gavel's rule: 2.71, 4.07 by 1,000, 5.89 by 20,000).
+    assert worst[100] > 2.5 and worst[2000] > worst[100] + 0.5, worst
 
 
 def test_deficit_rule_serves_the_furthest_behind() -> None:

@@ -159,7 +159,7 @@ def _unreachable(
             reasons[int(j)] = "SLO cannot be met: the deadline has passed"
         elif fastest[i] <= 0:
             reasons[int(j)] = f"SLO cannot be met: {reasons[int(j)]}"
-        elif required[j] > fastest[i]:
+        elif required[j] > fastest[i] * (1 + SLO_TOLERANCE):  # as a met SLO is judged
             reasons[int(j)] = (
                 f"SLO cannot be met: needs {required[j]:.6g} steps/s, at most {fastest[i]:.6g} "
                 "on its fastest usable type"

@@ -212,3 +212,24 @@ def test_a_snapshot_without_any_deadline_is_an_input_error() -> None:
     assert result.job("a").allocation == pytest.approx({"v100": 0.5})  # 100 steps in 200 s
     assert result.job("b").allocation == {} and "no deadline" in (result.job("b").reason or "")
     assert result.objective == pytest.approx(0.5 * 3.0)
+
+
+def test_a_deadline_met_only_at_full_speed_is_met() -> None:
+    """Found by the edge-case property test: a deadline of R / T, met by running all the time on
+    the one GPU, was given up as unreachable because R / (R / T) is one ulp above T in floating
+    point ("needs 3.734 steps/s, at most 3.734"). It is judged as a met SLO is, to 1e-6."""
+    speed = 3.734
+    assert 10.0 / (10.0 / speed) > speed  # the round-off the policy must not trip on
+    job = {"throughput": {"v100": speed}, "steps_remaining": 10.0, "deadline": 10.0 / speed}
+    snapshot = {
+        "now": 0.0,
+        "gpu_types": [_gpu("v100", 1, 0.5)],
+        "jobs": [{"id": "a", **job}, {"id": "b", **job}],
+    }
+    result = solve(snapshot, policy="min_cost_slo")
+    assert result.status is Status.OPTIMAL
+    assert result.summary["slo_met"] == 1 and result.objective == pytest.approx(0.5)
+    met = [j for j in result.jobs if j.metrics["slo_met"]]
+    assert len(met) == 1 and met[0].allocation == {"v100": pytest.approx(1.0)}
+    missed = next(j for j in result.jobs if not j.metrics["slo_met"])
+    assert missed.reason is not None and missed.reason.startswith("SLO given up")
