@@ -54,6 +54,21 @@ SLOW_PATHS: tuple[str, ...] = (
     "formulations/placement/test_rules.py::test_time_limit_returns_the_best_placement_and_says_how_good",
     "formulations/placement/test_reference.py::test_under_a_time_limit_the_answer_is_optimal_only_with_a_proof",
     "formulations/elastic/test_search.py::test_a_milp_stopped_before_its_start_leaves_the_rounded_answer_feasible",
+    "mechanism/test_convergence.py",
+    "simulator/elastic/test_ones.py",
+    "simulator/elastic/test_engine.py::test_every_job_finishes_within_the_nodes",
+    "simulator/elastic/test_engine.py::test_time_shares_are_enacted_by_deficit",
+    "simulator/test_sweep.py",
+    "simulator/test_progress.py",
+    "simulator/test_cli.py::test_several_policies_make_a_sweep_with_a_table",
+    "simulator/traces/test_deepshare.py::test_trace0_has_256_jobs_queued_at_time_zero_in_key_order",
+    "simulator/traces/test_poisson.py::test_single_gpu_and_short_only_variants",
+    "simulator/traces/test_chronus.py::test_first_keeps_the_earliest_jobs_and_only_they_must_fit_the_cluster",
+    "solver/backends/test_blocks.py::test_max_min_lps_agree_with_highs",
+    "solver/backends/test_blocks.py::test_pareto_lps_agree_with_highs",
+    "solver/backends/test_blocks.py::test_level_lps_agree_with_highs",
+    "solver/snapshot/test_deadlines.py::test_http_answers_422_naming_the_field",
+    "solver/snapshot/test_columns.py::test_fast_and_full_paths_accept_and_refuse_the_same_jobs",
 )
 
 
