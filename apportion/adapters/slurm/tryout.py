@@ -27,9 +27,9 @@ from typing import TextIO
 from apportion.adapters.framework import (
     Controller,
     Kind,
-    LocalPlanner,
-    Outcome,
     ReadError,
+    RoundPlanner,
+    RoundReport,
     Settings,
     SetupError,
 )
@@ -120,9 +120,9 @@ def _try(cluster: Cluster, args: argparse.Namespace, out: TextIO) -> int:
         requeue_wait=min(30.0, args.round_seconds / 2),
     )
     dry = io.StringIO()
-    Controller(integration, LocalPlanner(), _dry(settings), out=dry).step()
+    Controller(integration, RoundPlanner(), _dry(settings), out=dry).step()
     out.write(f"\nthe first round as a dry run (apportion-slurm --dry-run):\n{dry.getvalue()}")
-    controller = Controller(integration, LocalPlanner(), settings)
+    controller = Controller(integration, RoundPlanner(), settings)
     failures = 0
     for _ in range(args.rounds):
         started = time.monotonic()
@@ -140,7 +140,7 @@ def _dry(settings: Settings) -> Settings:
 
 
 def _settled(
-    cluster: Cluster, integration: SlurmIntegration, outcome: Outcome[SlurmJob]
+    cluster: Cluster, integration: SlurmIntegration, outcome: RoundReport[SlurmJob]
 ) -> dict[str, SlurmJob]:
     """Slurm's jobs once each job the round runs is running (at most 10 s)."""
     deadline = time.monotonic() + 10.0
@@ -154,7 +154,7 @@ def _settled(
         time.sleep(0.3)
 
 
-def _report(outcome: Outcome[SlurmJob], jobs: dict[str, SlurmJob], out: TextIO) -> None:
+def _report(outcome: RoundReport[SlurmJob], jobs: dict[str, SlurmJob], out: TextIO) -> None:
     out.write(f"\nround {outcome.number}")
     if outcome.error is not None:
         out.write(f": changed nothing: {outcome.error}\n")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from apportion.simulator.clients import Answer, Decider, PolicyError, Request
+from apportion.simulator.clients import Decider, PolicyError, Reply, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact.common import (
     NodeEnactor,
@@ -23,12 +23,12 @@ from apportion.simulator.enact.common import (
     running_from,
 )
 from apportion.simulator.enact.service import ServiceClock
-from apportion.simulator.state import JobTable, Running, Step
+from apportion.simulator.state import JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
 
 
 class ScheduleEnactor(NodeEnactor):
-    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+    def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         super().__init__(table, decider, config)
         self.clock = ServiceClock(table)
 
@@ -50,7 +50,7 @@ class ScheduleEnactor(NodeEnactor):
         self.holdings.enact(now, self.placements, types)
         return running_from(table, self.placements, types)
 
-    def _enacted(self, answer: Answer, active: IntArray) -> dict[int, Placement]:
+    def _enacted(self, answer: Reply, active: IntArray) -> dict[int, Placement]:
         """Every job the answer runs, where it says, where it was, or first fit."""
         table = self.table
         ids = {table.ids[j] for j in active.tolist()}

@@ -19,9 +19,9 @@ from apportion.adapters.framework import (
     Controller,
     Job,
     Kind,
-    LocalPlanner,
     Managed,
-    Outcome,
+    RoundPlanner,
+    RoundReport,
     Settings,
     SetupError,
 )
@@ -52,14 +52,14 @@ def _controller(
     options = {"allow_preemption": True, "round_seconds": ROUND, "rule": "deficit", **settings}
     return Controller(
         integration or MemoryIntegration(cluster),
-        settings.pop("planner", None) or LocalPlanner(),
+        settings.pop("planner", None) or RoundPlanner(),
         Settings(state, **{k: v for k, v in options.items() if k != "planner"}),
         clock=lambda: cluster.clock,
         out=io.StringIO(),
     )
 
 
-def _assert_enacted(outcome: Outcome[MemoryJob], cluster: MemoryCluster) -> None:
+def _assert_enacted(outcome: RoundReport[MemoryJob], cluster: MemoryCluster) -> None:
     assert outcome.error is None and not outcome.failed, (outcome.error, outcome.failed)
     for action in outcome.actions:
         job = cluster.jobs[action.job]
@@ -71,7 +71,7 @@ def _assert_enacted(outcome: Outcome[MemoryJob], cluster: MemoryCluster) -> None
         assert cluster.used(node) <= gpus, node
 
 
-def _replayed(outcomes: list[Outcome[MemoryJob]], cluster: MemoryCluster) -> list[list[Any]]:
+def _replayed(outcomes: list[RoundReport[MemoryJob]], cluster: MemoryCluster) -> list[list[Any]]:
     """The rounds the mechanism computes when fed its own rounds' time and placements (each
     served job gains a round on its type), independently of the controller's reading."""
     snapshot = parse_snapshot(
@@ -142,7 +142,7 @@ class _BrokenRead(MemoryIntegration):
         raise KeyError("gres")
 
 
-class _BrokenPlanner(LocalPlanner):
+class _BrokenPlanner(RoundPlanner):
     def next_round(self, *args: Any, **kwargs: Any) -> Round:
         raise ZeroDivisionError("division by zero")
 
