@@ -20,6 +20,7 @@ from bench import (
     objectives,
     placement,
     recovery,
+    rounds,
     service,
     simulator,
     small_calls,
@@ -44,6 +45,7 @@ SUITES = [
     tiresias,
     backends,
     simulator,
+    rounds,
     notebooks,
     explain,
 ]
