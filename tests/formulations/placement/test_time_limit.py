@@ -74,7 +74,11 @@ def test_a_large_placement_answers_a_whole_schedule_at_its_time_limit(
 ) -> None:
     snapshot = _snapshot(nodes)
     result = solve(snapshot, policy="contention_placement", options={**options, "time_limit": 0.05})
-    assert result.status in (Status.FEASIBLE, Status.FALLBACK)
-    assert result.termination is Termination.TIME_LIMIT
+    # Cut short at the limit, or (on a machine fast enough) proven: never `optimal` unproven.
+    assert (result.status, result.termination) in {
+        (Status.FEASIBLE, Termination.TIME_LIMIT),
+        (Status.FALLBACK, Termination.TIME_LIMIT),
+        (Status.OPTIMAL, Termination.OPTIMAL),
+    }
     _check_whole(result, snapshot, options.get("moves", "none"))
     assert result.summary["gpus_used"] > 0

@@ -49,6 +49,9 @@ def snapshot() -> dict[str, Any]:
     return large()
 
 
+PROVEN_OR_CUT = {("optimal", "optimal"), ("feasible", "time_limit"), ("fallback", "time_limit")}
+
+
 @pytest.mark.parametrize(
     ("policy", "options"),
     [
@@ -61,10 +64,10 @@ def snapshot() -> dict[str, Any]:
 def test_the_answer_at_the_limit_is_a_whole_schedule(
     snapshot: dict[str, Any], policy: str, options: dict[str, Any]
 ) -> None:
-    # A millisecond is gone before the first model is built: every search is cut short.
+    # A millisecond is gone before the first model is built, so every search is cut short; a
+    # machine fast enough to prove it anyway must say `optimal` (no timing is asserted).
     result = solve(snapshot, policy=policy, options={**options, "time_limit": 0.001})
-    assert result.status.value in {"feasible", "fallback"}
-    assert result.termination.value == "time_limit"
+    assert (result.status.value, result.termination.value) in PROVEN_OR_CUT
     runs = check_schedule(snapshot, result, consolidate=policy != "network_load_placement")
     assert sum(runs) > 0
     if policy != "network_load_placement":
@@ -85,8 +88,5 @@ def test_the_service_answers_at_the_limit(snapshot: dict[str, Any]) -> None:
     response = TestClient(app).post("/v1/solve", json=body)
     assert response.status_code == 200, response.text
     answer = response.json()
-    assert (answer["status"], answer["termination"]) in {
-        ("feasible", "time_limit"),
-        ("fallback", "time_limit"),
-    }
+    assert (answer["status"], answer["termination"]) in PROVEN_OR_CUT
     assert len(answer["jobs"]) == len(snapshot["jobs"])
