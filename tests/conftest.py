@@ -42,6 +42,7 @@ MARKED_PATHS: dict[str, tuple[str, ...]] = {
 #: Tests that take seconds on two cores (a long solve, a full replay, a subprocess per case),
 #: by file, or file::test for every parameter of one test.
 SLOW_PATHS: tuple[str, ...] = (
+    "test_markers.py",
     "test_architecture.py::test_every_fixture_is_a_snapshot_that_solves",
     "test_architecture.py::test_a_max_min_run_imports_nothing_heavy",
     "cli/test_robustness.py",
