@@ -19,7 +19,15 @@ from starlette.exceptions import HTTPException
 
 from apportion.api import openapi
 from apportion.api.lifecycle import pool_lifespan
-from apportion.api.problems import ProblemError, on_crash, on_http, on_problem, on_validation
+from apportion.api.problems import (
+    ProblemError,
+    Refused,
+    on_crash,
+    on_http,
+    on_problem,
+    on_refused,
+    on_validation,
+)
 from apportion.api.routes import compare, health, metrics, policies, rounds, solve
 from apportion.api.settings import Settings
 
@@ -65,6 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (health, metrics):
         app.include_router(module.router)
     app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(Refused, on_refused)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(Exception, on_crash)

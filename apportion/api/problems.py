@@ -137,9 +137,17 @@ async def on_http(_: Request, exc: Exception) -> Response:
 
 class Refused(Exception):
     """A request the service does not take now (saturated, over its upload budget, no room in
-    its spool, shutting down): 503 with the service's Retry-After."""
+    its spool, no solver process running, shutting down): 503 with the service's Retry-After.
+    The one class for every refusal, wherever it is raised."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason  # for logs and metrics
         self.detail = detail
+
+
+async def on_refused(request: Request, exc: Exception) -> Response:
+    """A refusal raised outside the routes' own handling: the same 503 and Retry-After."""
+    assert isinstance(exc, Refused)
+    retry = str(request.app.state.settings.retry_after_seconds)
+    return problem(503, exc.detail, headers={"Retry-After": retry})

@@ -40,7 +40,7 @@ import structlog
 from prometheus_client import Counter, Gauge
 
 from apportion.api.child import Task, serve
-from apportion.api.problems import MEDIA_TYPE, problem_body
+from apportion.api.problems import MEDIA_TYPE, Refused, problem_body
 from apportion.api.spool import FOLDER, Spool
 from apportion.api.worker import Answer, Limits
 
@@ -50,6 +50,9 @@ ENDED = Counter("apportion_worker_ends_total", "Solver processes ended, by reaso
 #: A replacement that fails to start waits this long, doubling up to `MAX_BACKOFF`.
 BACKOFF = 0.5
 MAX_BACKOFF = 10.0
+#: The signals that end a worker from outside (kill, an orchestrator, the out-of-memory killer);
+#: a solver's own failure is an abort, a fault or an exit code (500).
+STOPPED_FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM})
 _SPAWN = multiprocessing.get_context("spawn")  # no copy of the server's threads in a worker
 
 
@@ -70,15 +73,6 @@ class _Worker:
     job: Job | None = None
     took: bool = False  # it confirmed it took `job`
     retiring: bool = False  # ended on purpose (memory, shutdown): not a failure
-
-
-class Refused(Exception):
-    """A request the pool does not take now (503 + Retry-After)."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 class Supervisor:
@@ -345,6 +339,13 @@ def _ended_answer(job: Job, exitcode: int | None) -> Answer:
     if exitcode == -signal.SIGALRM:
         detail = "the solve did not end within its time limit and its process was stopped"
         return Answer(504, problem_body(504, detail), MEDIA_TYPE, {"status": "stopped"})
+    if exitcode is not None and -exitcode in STOPPED_FROM_OUTSIDE:
+        # An operator, an orchestrator or the kernel's out-of-memory killer ended it, not a
+        # defect the request met: a retry goes to a fresh process.
+        name = signal.Signals(-exitcode).name
+        detail = f"the solver process running this request was stopped from outside ({name}); "
+        detail += "retry later (with a smaller request, should it happen again)"
+        return Answer(503, problem_body(503, detail), MEDIA_TYPE, {"status": "killed"})
     detail = f"the solver process ended abnormally (exit code {exitcode}); retry or "
     detail += "change the request (other requests were not affected)"
     return Answer(500, problem_body(500, detail), MEDIA_TYPE, {"status": "crashed"})
