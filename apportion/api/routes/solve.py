@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -44,8 +45,8 @@ async def pooled(
     """Admit the request, read its body, run `task` on it in the worker pool, log and answer
     (shared by every route whose work runs in a worker: /v1/solve, /v1/rounds, /v1/compare)."""
     started = time.perf_counter()
-    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-    retry = {"Retry-After": str(settings.retry_after_seconds)}
+    request_id = request_id_of(request)
+    retry = {"Retry-After": str(settings.retry_after_seconds), "X-Request-ID": request_id}
     size = 0
     try:
         with pool.admitted(_declared(request, settings.max_body_bytes)) as ticket:
@@ -86,8 +87,19 @@ async def pooled(
         total_seconds=round(time.perf_counter() - started, 4),
         **answer.meta,
     )
-    headers = {"X-Request-ID": request_id, **(retry if answer.status_code == 503 else {})}
+    headers = retry if answer.status_code == 503 else {"X-Request-ID": request_id}
     return _respond(answer, headers)
+
+
+#: A request id the service takes from its client: short, and nothing a log or a header could
+#: be confused by (a longer or stranger one is replaced by one of the service's own).
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
+
+
+def request_id_of(request: Request) -> str:
+    """The client's `X-Request-ID` when it is a safe one, else a new one."""
+    given = request.headers.get("x-request-id", "")
+    return given if REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
 
 
 def _respond(answer: Answer, headers: dict[str, str]) -> Response:
