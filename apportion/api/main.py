@@ -33,9 +33,6 @@ from apportion.api.settings import Settings
 
 #: The API's version, applied once to every versioned route (health and metrics stand outside).
 VERSION = "/v1"
-SOLVE_PATHS = [f"{VERSION}/solve"]
-ROUNDS_PATHS = [f"{VERSION}/rounds"]
-COMPARE_PATHS = [f"{VERSION}/compare"]
 
 
 def configure_logging(level: str) -> None:
@@ -84,7 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             base = get_openapi(
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
-            app.openapi_schema = openapi.document(base, SOLVE_PATHS, ROUNDS_PATHS, COMPARE_PATHS)
+            app.openapi_schema = openapi.document(base)
         return app.openapi_schema
 
     app.openapi = document  # type: ignore[method-assign]
