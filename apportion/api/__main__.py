@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uvicorn
 
-from apportion.api.connections import with_header_timeout
+from apportion.api.connections import bounded_headers
 from apportion.api.settings import Settings
 
 
@@ -15,7 +15,7 @@ def main() -> None:
         "apportion.api.main:app",
         host=settings.host,
         port=settings.port,
-        http=with_header_timeout(settings.header_timeout),
+        http=bounded_headers(settings.header_timeout, settings.max_header_bytes),
         # SIGTERM lets running solves finish, each bounded by the time-limit cap (requests
         # still waiting for a worker are answered 503 at once: api.lifecycle).
         timeout_graceful_shutdown=int(settings.max_time_limit + settings.stop_grace_seconds) + 1,

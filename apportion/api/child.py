@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import importlib
 import os
 import signal
 import tempfile
@@ -23,23 +24,29 @@ from typing import Any
 
 from apportion.api.problems import MEDIA_TYPE, problem_body
 from apportion.api.spool import empty
-from apportion.api.worker import Answer, Limits, warm_up
+from apportion.api.worker import Limits, RenderedResponse, warm_up
 
-Task = Callable[[bytes | str, Limits], Answer]
+#: An endpoint's work (`api.worker.Endpoint`), as a worker calls it.
+Task = Callable[[bytes | str, Limits], RenderedResponse]
 _PR_SET_PDEATHSIG = 1
 #: Above this much resident memory after a request, hand freed heap pages back to the system
 #: (small requests leave less, and trimming after each would cost them time: the pages come back).
 TRIM_ABOVE = 96 * 2**20
 
 
-def serve(conn: Connection, limits: Limits, temporary: str, answers: str) -> None:
-    """The process's whole life; it ends when the supervisor closes the pipe or ends it."""
+def serve(
+    conn: Connection, limits: Limits, temporary: str, answers: str, preload: tuple[str, ...]
+) -> None:
+    """The process's whole life; it ends when the supervisor closes the pipe or ends it.
+    `preload`: the modules the endpoints' work comes from (imported now, not on a request)."""
     os.setpgid(0, 0)
     _die_with_parent()
     os.environ["TMPDIR"] = temporary  # PuLP and CBC write their model and solution files here
     tempfile.tempdir = temporary
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     limits = replace(limits, answers=answers)
+    for module in preload:
+        importlib.import_module(module)
     warm_up()
     conn.send(("ready",))
     while True:
@@ -53,12 +60,12 @@ def serve(conn: Connection, limits: Limits, temporary: str, answers: str) -> Non
         conn.send(("answer", answer, _give_back()))
 
 
-def _run(task: Task, body: bytes | str, limits: Limits) -> Answer:
+def _run(task: Task, body: bytes | str, limits: Limits) -> RenderedResponse:
     try:
         return task(body, limits)
     except Exception as exc:  # a defect in the worker: answer it, keep serving
         detail = f"internal error in the solver process: {type(exc).__name__}"
-        return Answer(500, problem_body(500, detail), MEDIA_TYPE, {"status": "error"})
+        return RenderedResponse(500, problem_body(500, detail), MEDIA_TYPE, {"status": "error"})
 
 
 def resident_bytes() -> int:

@@ -19,15 +19,20 @@ from starlette.exceptions import HTTPException
 
 from apportion.api import openapi
 from apportion.api.lifecycle import pool_lifespan
-from apportion.api.problems import ProblemError, on_crash, on_http, on_problem, on_validation
+from apportion.api.problems import (
+    ProblemError,
+    Refused,
+    on_crash,
+    on_http,
+    on_problem,
+    on_refused,
+    on_validation,
+)
 from apportion.api.routes import compare, health, metrics, policies, rounds, solve
 from apportion.api.settings import Settings
 
 #: The API's version, applied once to every versioned route (health and metrics stand outside).
 VERSION = "/v1"
-SOLVE_PATHS = [f"{VERSION}/solve"]
-ROUNDS_PATHS = [f"{VERSION}/rounds"]
-COMPARE_PATHS = [f"{VERSION}/compare"]
 
 
 def configure_logging(level: str) -> None:
@@ -65,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (health, metrics):
         app.include_router(module.router)
     app.add_exception_handler(ProblemError, on_problem)
+    app.add_exception_handler(Refused, on_refused)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(Exception, on_crash)
@@ -75,7 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             base = get_openapi(
                 title=app.title, version=app.version, summary=app.summary, routes=app.routes
             )
-            app.openapi_schema = openapi.document(base, SOLVE_PATHS, ROUNDS_PATHS, COMPARE_PATHS)
+            app.openapi_schema = openapi.document(base)
         return app.openapi_schema
 
     app.openapi = document  # type: ignore[method-assign]

@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import Gauge
 
@@ -29,7 +30,7 @@ from apportion.api.problems import MEDIA_TYPE, Refused
 from apportion.api.settings import Settings
 from apportion.api.spool import Spool, default_location
 from apportion.api.supervisor import Job, Supervisor
-from apportion.api.worker import Answer, Limits, solve_body
+from apportion.api.worker import DECLARED_IN, Endpoint, Limits, RenderedResponse
 
 POLL_SECONDS = 0.25  # how often a waiting request checks that its client is still there
 IN_FLIGHT = Gauge("apportion_in_flight", "Requests being solved or waiting for a worker")
@@ -85,7 +86,11 @@ class SolvePool:
         self.spool = Spool(settings.spool_dir or default_location(budget), budget)
         self.load = Load(0, settings.workers + settings.queue_size, settings.workers)
         self.workers = Supervisor(
-            settings.workers, self.limits, self.spool, settings.worker_max_rss_bytes
+            settings.workers,
+            self.limits,
+            self.spool,
+            settings.worker_max_rss_bytes,
+            preload=tuple(sorted(DECLARED_IN)),
         )
         WORKERS.set(settings.workers)
 
@@ -116,14 +121,10 @@ class SolvePool:
             self._admit(-1)
 
     async def run(
-        self,
-        body: bytes | str,
-        gone: Callable[[], Awaitable[bool]],
-        task: Callable[[bytes | str, Limits], Answer] = solve_body,
-    ) -> Answer:
-        """Run `task` (a module-level function of `api.worker`: the solve, a round, a compare)
-        on `body` (bytes, or a spool file's path) in a worker; `gone` tells whether the client
-        has left."""
+        self, body: bytes | str, gone: Callable[[], Awaitable[bool]], task: Endpoint[Any]
+    ) -> RenderedResponse:
+        """Run `task` (an endpoint's work: the solve, a round, a compare) on `body` (bytes, or
+        a spool file's path) in a worker; `gone` tells whether the client has left."""
         job = self.workers.submit(task, body)
         waiting = asyncio.wrap_future(job.future)
         try:
@@ -133,7 +134,7 @@ class SolvePool:
                     return waiting.result()
                 if await gone():
                     self._abandon(job)
-                    return Answer(499, b"", MEDIA_TYPE, {"status": "cancelled"})
+                    return RenderedResponse(499, b"", MEDIA_TYPE, {"status": "cancelled"})
         except asyncio.CancelledError:  # the server stopped waiting: its shutdown bound passed
             self._abandon(job)
             raise
@@ -159,7 +160,7 @@ class SolvePool:
         self.spool.close()
 
 
-def _discard_answer(done: Future[Answer]) -> None:
+def _discard_answer(done: Future[RenderedResponse]) -> None:
     path = done.result().path
     if path is not None:
         Path(path).unlink(missing_ok=True)

@@ -18,6 +18,8 @@ from apportion.solver.errors import FieldError
 MEDIA_TYPE = "application/problem+json"
 #: Echoed input is cut to this many characters (a 5 MB policy name is not sent back whole).
 ECHO_CHARACTERS = 200
+#: A problem lists this many bad fields at most, and counts the others (`errors_omitted`).
+MAX_ERRORS = 100
 TITLES = {
     400: "Malformed request body",
     404: "Not found",
@@ -26,6 +28,7 @@ TITLES = {
     413: "Request body too large",
     415: "Unsupported media type",
     422: "Invalid input",
+    431: "Request headers too large",
     500: "Solver process failed",
     503: "Service saturated",
     504: "Solve stopped at its time limit",
@@ -46,7 +49,11 @@ class Problem(BaseModel):
     status: int
     detail: str
     errors: list[FieldProblem] = Field(
-        default_factory=list, description="Every bad field, for 400 and 422."
+        default_factory=list,
+        description=f"The bad fields, for 400 and 422 (the first {MAX_ERRORS}).",
+    )
+    errors_omitted: int = Field(
+        0, description=f"Bad fields beyond the first {MAX_ERRORS}, not listed (absent: none)."
     )
 
 
@@ -68,15 +75,18 @@ class ProblemError(Exception):
 
 
 def problem_body(status: int, detail: str, errors: list[dict[str, Any]] | None = None) -> bytes:
-    return orjson.dumps(
-        {
-            "type": "about:blank",
-            "title": TITLES.get(status, "Error"),
-            "status": status,
-            "detail": detail,
-            "errors": errors or [],
-        }
-    )
+    """The document; of `errors`, the first `MAX_ERRORS` and how many more."""
+    errors = errors or []
+    body = {
+        "type": "about:blank",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "errors": errors[:MAX_ERRORS],
+    }
+    if len(errors) > MAX_ERRORS:
+        body["errors_omitted"] = len(errors) - MAX_ERRORS
+    return orjson.dumps(body)
 
 
 def problem(
@@ -137,9 +147,17 @@ async def on_http(_: Request, exc: Exception) -> Response:
 
 class Refused(Exception):
     """A request the service does not take now (saturated, over its upload budget, no room in
-    its spool, shutting down): 503 with the service's Retry-After."""
+    its spool, no solver process running, shutting down): 503 with the service's Retry-After.
+    The one class for every refusal, wherever it is raised."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason  # for logs and metrics
         self.detail = detail
+
+
+async def on_refused(request: Request, exc: Exception) -> Response:
+    """A refusal raised outside the routes' own handling: the same 503 and Retry-After."""
+    assert isinstance(exc, Refused)
+    retry = str(request.app.state.settings.retry_after_seconds)
+    return problem(503, exc.detail, headers={"Retry-After": retry})

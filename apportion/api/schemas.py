@@ -1,35 +1,12 @@
-"""The HTTP API's own models, requests beside responses. The documents they carry are the
-library's: snapshots (`solver.snapshot`), results (`solver.result`), rounds
-(`mechanism.document`); the OpenAPI document types each body per policy (`api.openapi`)."""
+"""The answer models of GET /v1/policies. The pooled routes declare their own request models
+(`api.routes.solve`, `rounds`, `compare`); the documents they carry are the library's:
+snapshots (`solver.snapshot`), results (`solver.result`), rounds (`mechanism.document`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class SolveBody(BaseModel):
-    """POST /v1/solve: the request's outer shape; the snapshot and options are checked by the
-    pipeline in a worker."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    policy: str | None = None
-    snapshot: dict[str, Any]
-    options: dict[str, Any] | None = None
-
-
-class CompareBody(BaseModel):
-    """POST /v1/compare: `before`, and `after` or a `patch`, under one policy and options."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    policy: str | None = None
-    before: dict[str, Any]
-    after: dict[str, Any] | None = None
-    patch: dict[str, Any] | None = None
-    options: dict[str, Any] | None = None
+from pydantic import BaseModel, Field
 
 
 class PolicyInfo(BaseModel):

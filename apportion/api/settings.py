@@ -83,6 +83,12 @@ class Settings(BaseSettings):
         description="Seconds a connection has to send a request's headers "
         "(`python -m apportion.api`; 408 and closed after).",
     )
+    max_header_bytes: int = Field(
+        default=64 * 2**10,
+        ge=1024,
+        description="Largest request line and headers together, in bytes "
+        "(`python -m apportion.api`; 431 and closed above).",
+    )
     allow_verbose: bool = Field(
         default=False,
         description="Let requests set options.verbose (solver logs on the server's stderr).",

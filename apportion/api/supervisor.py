@@ -40,9 +40,9 @@ import structlog
 from prometheus_client import Counter, Gauge
 
 from apportion.api.child import Task, serve
-from apportion.api.problems import MEDIA_TYPE, problem_body
+from apportion.api.problems import MEDIA_TYPE, Refused, problem_body
 from apportion.api.spool import FOLDER, Spool
-from apportion.api.worker import Answer, Limits
+from apportion.api.worker import Limits, RenderedResponse
 
 log = structlog.get_logger("apportion.workers")
 READY = Gauge("apportion_workers_ready", "Solver processes warm and alive")
@@ -50,6 +50,9 @@ ENDED = Counter("apportion_worker_ends_total", "Solver processes ended, by reaso
 #: A replacement that fails to start waits this long, doubling up to `MAX_BACKOFF`.
 BACKOFF = 0.5
 MAX_BACKOFF = 10.0
+#: The signals that end a worker from outside (kill, an orchestrator, the out-of-memory killer);
+#: a solver's own failure is an abort, a fault or an exit code (500).
+STOPPED_FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM})
 _SPAWN = multiprocessing.get_context("spawn")  # no copy of the server's threads in a worker
 
 
@@ -57,7 +60,7 @@ _SPAWN = multiprocessing.get_context("spawn")  # no copy of the server's threads
 class Job:
     task: Task
     body: bytes | str
-    future: Future[Answer] = field(default_factory=Future)
+    future: Future[RenderedResponse] = field(default_factory=Future)
     stop: bool = False  # its client left, or the server gave up on it: end it
 
 
@@ -72,21 +75,15 @@ class _Worker:
     retiring: bool = False  # ended on purpose (memory, shutdown): not a failure
 
 
-class Refused(Exception):
-    """A request the pool does not take now (503 + Retry-After)."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
 class Supervisor:
-    def __init__(self, size: int, limits: Limits, spool: Spool, max_rss: int) -> None:
+    def __init__(
+        self, size: int, limits: Limits, spool: Spool, max_rss: int, preload: tuple[str, ...] = ()
+    ) -> None:
         self.size = size
         self.ready = 0  # warm and alive, read by /readyz
         self.draining = False
         self._limits, self._spool, self._max_rss = limits, spool, max_rss
+        self._preload = preload  # modules a worker imports while warming up
         self._workers: list[_Worker | None] = [None] * size
         self._queue: deque[Job] = deque()
         self._lock = threading.Lock()
@@ -186,7 +183,7 @@ class Supervisor:
         temporary = Path(tempfile.mkdtemp(prefix=FOLDER.format(pid=os.getpid()) + "tmp-"))
         answers = self._spool.worker_folder()
         ours, theirs = _SPAWN.Pipe()
-        args = (theirs, self._limits, str(temporary), str(answers))
+        args = (theirs, self._limits, str(temporary), str(answers), self._preload)
         process = _SPAWN.Process(target=serve, args=args, name="apportion-solver", daemon=True)
         try:
             process.start()
@@ -330,25 +327,32 @@ def _remove(folders: tuple[Path, ...]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _settle(job: Job, answer: Answer) -> None:
+def _settle(job: Job, answer: RenderedResponse) -> None:
     with contextlib.suppress(InvalidStateError):
         job.future.set_result(answer)
 
 
-def _with_path(answer: Answer, path: str) -> Answer:
-    return Answer(answer.status_code, answer.body, answer.media_type, answer.meta, path)
+def _with_path(answer: RenderedResponse, path: str) -> RenderedResponse:
+    return RenderedResponse(answer.status_code, answer.body, answer.media_type, answer.meta, path)
 
 
-def _ended_answer(job: Job, exitcode: int | None) -> Answer:
+def _ended_answer(job: Job, exitcode: int | None) -> RenderedResponse:
     if job.stop:
-        return Answer(499, b"", MEDIA_TYPE, {"status": "cancelled"})
+        return RenderedResponse(499, b"", MEDIA_TYPE, {"status": "cancelled"})
     if exitcode == -signal.SIGALRM:
         detail = "the solve did not end within its time limit and its process was stopped"
-        return Answer(504, problem_body(504, detail), MEDIA_TYPE, {"status": "stopped"})
+        return RenderedResponse(504, problem_body(504, detail), MEDIA_TYPE, {"status": "stopped"})
+    if exitcode is not None and -exitcode in STOPPED_FROM_OUTSIDE:
+        # An operator, an orchestrator or the kernel's out-of-memory killer ended it, not a
+        # defect the request met: a retry goes to a fresh process.
+        name = signal.Signals(-exitcode).name
+        detail = f"the solver process running this request was stopped from outside ({name}); "
+        detail += "retry later (with a smaller request, should it happen again)"
+        return RenderedResponse(503, problem_body(503, detail), MEDIA_TYPE, {"status": "killed"})
     detail = f"the solver process ended abnormally (exit code {exitcode}); retry or "
     detail += "change the request (other requests were not affected)"
-    return Answer(500, problem_body(500, detail), MEDIA_TYPE, {"status": "crashed"})
+    return RenderedResponse(500, problem_body(500, detail), MEDIA_TYPE, {"status": "crashed"})
 
 
-def _refused_answer(detail: str) -> Answer:
-    return Answer(503, problem_body(503, detail), MEDIA_TYPE, {"status": "refused"})
+def _refused_answer(detail: str) -> RenderedResponse:
+    return RenderedResponse(503, problem_body(503, detail), MEDIA_TYPE, {"status": "refused"})

@@ -132,6 +132,8 @@ def render_comparison(answer: Comparison, console: Console) -> None:
         f"(Δ {number(answer.objective_delta)})  status {answer.status_before} → "
         f"{answer.status_after}"
     )
+    for warning in answer.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
     usage = Table("GPU type", "available", "used")
     for g in answer.gpu_types:
         usage.add_row(

@@ -20,6 +20,7 @@ from apportion.solver.errors import FieldError, InputError
 from apportion.solver.pipeline import solve
 from apportion.solver.result import Comparison, GpuChange, JobChange, JobResult, SolveResult
 from apportion.solver.snapshot.column_values import job_documents
+from apportion.solver.status import Status
 
 
 class Patch(BaseModel):
@@ -136,7 +137,24 @@ def apply_patch(before: Mapping[str, Any], patch: Patch) -> dict[str, Any]:
 
 
 def difference(before: SolveResult, after: SolveResult) -> Comparison:
-    """Per-job changes (jobs only on one side count as added or removed), largest first."""
+    """Per-job changes (jobs only on one side count as added or removed), largest first. When
+    a side has no allocation (stopped at the time limit before finding one, infeasible), there
+    is nothing to compare: no per-job changes, and a warning saying which side and why."""
+    warnings = _warnings(before, after)
+    if not (before.status.has_solution and after.status.has_solution):
+        return Comparison(
+            policy=before.policy,
+            objective_name=before.objective_name,
+            status_before=before.status,
+            status_after=after.status,
+            objective_before=before.objective,
+            objective_after=after.objective,
+            objective_delta=None,
+            gpu_types=[],
+            jobs=[],
+            unchanged=0,
+            warnings=warnings,
+        )
     old = {j.id: j for j in before.jobs}
     new = {j.id: j for j in after.jobs}
     changes = [_change(i, old.get(i), new.get(i)) for i in dict.fromkeys([*old, *new])]
@@ -156,7 +174,23 @@ def difference(before: SolveResult, after: SolveResult) -> Comparison:
         gpu_types=_gpus(before, after),
         jobs=moved,
         unchanged=len(changes) - len(moved),
+        warnings=warnings,
     )
+
+
+def _warnings(before: SolveResult, after: SolveResult) -> list[str]:
+    """What each side that is not an optimum means for the comparison."""
+    out = []
+    for name, side in (("before", before), ("after", after)):
+        why = f"the `{name}` side ended {side.status.value} (solver: {side.termination.value})"
+        if not side.status.has_solution:
+            out.append(f"{why}: it has no allocation, so no per-job differences are given")
+        elif side.status is not Status.OPTIMAL:
+            out.append(
+                f"{why}: its allocation is not proven optimal, so differences may come "
+                "from where the solver stopped rather than from the data"
+            )
+    return out
 
 
 #: Changes below this are round-off, not a difference.

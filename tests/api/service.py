@@ -4,6 +4,7 @@ APPORTION_* variables; and what the tests read back from its processes (/proc)."
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -81,6 +82,12 @@ def running_service(
         yield service
     finally:
         stop(process)
+
+
+def no_core_dumps() -> None:
+    """For `preexec_fn`: a solver process a test ends with a fault (SIGSEGV) writes no core
+    file (the limit is inherited by the service's processes)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def wait_until_ready(service: Service, seconds: float = 90) -> None:

@@ -1,19 +1,27 @@
 """POST /v1/compare through a real TestClient, and `explain` through POST /v1/solve: the
-differences of a hand-solved what-if, and every bad field named in a 422."""
+differences of a hand-solved what-if, every bad field named in a 422, and a side stopped at
+the time limit said so (no differences against an allocation it does not have)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
 
 from apportion.api.main import app
+from apportion.solver.compare import difference
+from apportion.solver.pipeline import solve
+from apportion.solver.result import SolveResult
+from apportion.solver.status import Status, Termination
+from tests.api.service import long_placement
 
 client = TestClient(app)
 
 # One v100 shared by a and b, c alone on k80 (FORMULATIONS §1 shares: a, b at 2, c at 4/3).
-BEFORE = {
+BEFORE: dict[str, Any] = {
     "gpu_types": [{"name": "v100", "count": 1}, {"name": "k80", "count": 3}],
     "jobs": [
         {"id": "a", "throughput": {"v100": 1}},
@@ -89,3 +97,46 @@ def test_solve_with_explain_returns_the_explanation() -> None:
     assert {j["id"]: j["code"] for j in explanation["jobs"]}["c"] == "full_time"
     plain = client.post("/v1/solve", json={"snapshot": BEFORE}).json()
     assert "explanation" not in plain
+
+
+def _without_allocation(result: SolveResult) -> SolveResult:
+    """`result` as a solve stopped at its time limit before finding any allocation returns it:
+    no objective, every job with an empty allocation."""
+    jobs = [dataclasses.replace(job, allocation={}) for job in result.jobs]
+    update = {"status": Status.NO_SOLUTION, "termination": Termination.TIME_LIMIT}
+    return result.model_copy(update={**update, "objective": None, "jobs": jobs})
+
+
+def test_a_side_without_an_allocation_gives_no_differences_and_says_so() -> None:
+    solved = solve(BEFORE, policy="max_min_fairness")
+    assert solved.status is Status.OPTIMAL
+    for before, after, side in [
+        (_without_allocation(solved), solved, "before"),
+        (solved, _without_allocation(solved), "after"),
+    ]:
+        answer = difference(before, after)
+        # Against an empty allocation every job would look changed: nothing is compared.
+        assert answer.jobs == [] and answer.unchanged == 0 and answer.gpu_types == []
+        assert answer.objective_delta is None
+        (warning,) = answer.warnings
+        assert f"`{side}` side ended no_solution (solver: time_limit)" in warning
+        assert "no per-job differences" in warning
+    both = difference(solved, solved)
+    assert both.warnings == [] and both.unchanged == 3 and both.jobs == []
+
+
+def test_a_compare_stopped_at_its_time_limit_warns_of_each_side() -> None:
+    body = orjson.loads(long_placement())
+    # Nothing proves this placement optimal within a minute: each side stops at the limit.
+    body["options"]["time_limit"] = 1
+    request = {"before": body["snapshot"], "patch": {}, "policy": body["policy"]}
+    response = _post({**request, "options": body["options"]})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    warned = " ".join(answer["warnings"])
+    for side in ("before", "after"):
+        status = answer[f"status_{side}"]
+        assert status != "optimal"
+        assert f"`{side}` side ended {status}" in warned
+        if status not in ("feasible", "fallback"):
+            assert answer["jobs"] == [] and answer["unchanged"] == 0

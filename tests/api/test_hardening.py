@@ -19,6 +19,7 @@ from tests.api.service import (
     busy_worker,
     cpu_seconds,
     long_placement,
+    no_core_dumps,
     post_in_background,
     running_service,
 )
@@ -26,7 +27,9 @@ from tests.api.service import (
 
 @pytest.fixture(scope="module")
 def one_worker() -> Iterator[Service]:
-    with running_service(workers="1", queue_size="0", stop_grace_seconds="2") as service:
+    with running_service(
+        workers="1", queue_size="0", stop_grace_seconds="2", preexec_fn=no_core_dumps
+    ) as service:
         yield service
 
 
@@ -76,12 +79,24 @@ def test_a_client_that_leaves_stops_its_solve_within_a_second(one_worker: Servic
 def test_a_solver_process_that_dies_costs_one_request(one_worker: Service) -> None:
     doomed = post_in_background(one_worker, long_placement(), timeout=60)
     worker = busy_worker(one_worker)
-    os.kill(worker, signal.SIGKILL)  # what a native abort inside a solver does to its process
+    os.kill(worker, signal.SIGSEGV)  # what a fault inside a solver's native code does
     doomed["thread"].join(timeout=30)
     response = doomed["response"]
     assert response.status_code == 500
     assert "ended abnormally" in response.json()["detail"]
     assert _answers_probe(one_worker)  # a fresh process took its place
+
+
+def test_a_solver_process_killed_from_outside_is_a_503_to_retry(one_worker: Service) -> None:
+    doomed = post_in_background(one_worker, long_placement(), timeout=60)
+    os.kill(busy_worker(one_worker), signal.SIGKILL)  # an operator, or the OOM killer
+    doomed["thread"].join(timeout=30)
+    response = doomed["response"]
+    assert response.status_code == 503, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert int(response.headers["retry-after"]) >= 1
+    assert "stopped from outside (SIGKILL)" in response.json()["detail"]
+    assert _answers_probe(one_worker)
 
 
 def test_a_solve_past_its_limit_has_its_process_ended() -> None:

@@ -22,6 +22,7 @@ from tests.api.service import (
     alive,
     busy_worker,
     long_placement,
+    no_core_dumps,
     open_request,
     post_in_background,
     processes_mentioning,
@@ -34,7 +35,9 @@ WORKERS = 2
 
 @pytest.fixture(scope="module")
 def two_workers() -> Iterator[Service]:
-    with running_service(workers=str(WORKERS), queue_size="4", stop_grace_seconds="2") as service:
+    with running_service(
+        workers=str(WORKERS), queue_size="4", stop_grace_seconds="2", preexec_fn=no_core_dumps
+    ) as service:
         yield service
 
 
@@ -81,9 +84,14 @@ def _kill_busy(service: Service, how: signal.Signals) -> None:
     os.kill(busy_worker(service), how)
     doomed["thread"].join(timeout=60)
     response = doomed["response"]
-    assert response.status_code == 500
     assert response.headers["content-type"] == "application/problem+json"
-    assert "ended abnormally" in response.json()["detail"]
+    if how in (signal.SIGKILL, signal.SIGTERM):  # stopped from outside: retry
+        assert response.status_code == 503, response.text
+        assert int(response.headers["retry-after"]) >= 1
+        assert "stopped from outside" in response.json()["detail"]
+    else:  # the solver's own failure
+        assert response.status_code == 500, response.text
+        assert "ended abnormally" in response.json()["detail"]
     assert _until_readiness(service, 503)["status"] == "recovering"
     _probe_answered(service)
 
@@ -93,6 +101,7 @@ def test_twenty_worker_deaths_in_a_row_cost_only_the_requests_they_ran(
 ) -> None:
     kills = [(_kill_idle, signal.SIGKILL), (_kill_idle, signal.SIGTERM)]
     kills += [(_kill_busy, signal.SIGKILL), (_kill_busy, signal.SIGTERM)]
+    kills += [(_kill_busy, signal.SIGSEGV)]
     for round_ in range(20):
         kill, how = kills[round_ % len(kills)]
         before = set(two_workers.solvers())

@@ -3,19 +3,90 @@ process (from a given allocation, or from a policy solved on the way)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+import time
+from functools import cache
+from typing import Any
 
-from apportion.api.deps import PoolDep, SettingsDep
-from apportion.api.media import JsonBody
-from apportion.api.routes.solve import pooled
-from apportion.api.worker import rounds_body
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.config import JsonDict, JsonValue
 
-router = APIRouter(tags=["rounds"], dependencies=[JsonBody])
+from apportion.api.dispatch import Typed, post
+from apportion.api.openapi import NOT_NULL, NULL, policy_names
+from apportion.api.worker import Done, Endpoint, Limited
+from apportion.mechanism.document import RoundResult, RoundsInput, parse_rounds, round_result
+
+router = APIRouter(tags=["rounds"])
+
+# What the server checks across fields, said in the schema (JSON Schema 2020-12): an
+# `allocation` to enact (each pair with its fractions, no options), or a `policy` to compute it
+# (pairs without fractions: they come from the policy's answer).
+PAIRS_WITH: JsonDict = {
+    "type": "array",
+    "items": {"required": ["allocation"], "properties": {"allocation": NOT_NULL}},
+}
+PAIRS_WITHOUT: JsonDict = {"type": "array", "items": {"properties": {"allocation": NULL}}}
+ALLOCATION_OR_POLICY: list[JsonValue] = [
+    {
+        "required": ["allocation"],
+        "properties": {
+            "allocation": NOT_NULL,
+            "policy": NULL,
+            "options": NULL,
+            "pairs": PAIRS_WITH,
+        },
+    },
+    {
+        "required": ["policy"],
+        "properties": {"policy": NOT_NULL, "allocation": NULL, "pairs": PAIRS_WITHOUT},
+    },
+]
 
 
-@router.post("/rounds", summary="The next round: which jobs run, on which nodes and GPUs")
-async def next_round(request: Request, settings: SettingsDep, pool: PoolDep) -> Response:
-    """The body is `{snapshot, allocation | policy + options, received, previous, pairs}` (see
-    the schema); the answer is the round (job → assignment, idle GPUs, waiting jobs with
-    reasons, the allocation used), or a problem (RFC 9457) naming every bad field."""
-    return await pooled(request, settings, pool, rounds_body, "round")
+@cache
+def rounds_request() -> tuple[type[BaseModel]]:
+    """The body in the OpenAPI document: `RoundsInput` with `policy` naming a policy or alias."""
+    model: type[BaseModel] = create_model(
+        "RoundsRequest",
+        __base__=RoundsInput,
+        __config__=ConfigDict(json_schema_extra={"oneOf": ALLOCATION_OR_POLICY}),
+        __doc__="The next round for an `allocation`, or for the allocation `policy` computes "
+        "(its options as POST /v1/solve documents them per policy).",
+        policy=(
+            policy_names() | None,
+            Field(None, description="Compute the allocation with this policy."),
+        ),
+    )
+    return (model,)
+
+
+def _limited(request: RoundsInput) -> Limited:
+    # A round takes milliseconds to seconds: the service's default bound, then the policy's
+    # limit when the request names one.
+    return None if request.policy is None else (request.policy, request.options)
+
+
+def _run(request: RoundsInput, options: dict[str, Any] | None) -> Done:
+    started = time.perf_counter()
+    answer = round_result(request, options)
+    meta = {
+        "policy": f"rounds:{answer.policy or 'allocation'}",
+        "status": answer.status.value if answer.status is not None else "round",
+        "jobs": len(request.snapshot.jobs),
+        "solve_seconds": time.perf_counter() - started,
+    }
+    return answer, meta
+
+
+ROUNDS = Endpoint(parse_rounds, _limited, _run)
+post(
+    router,
+    "/rounds",
+    ROUNDS,
+    Typed(rounds_request, RoundResult, "the next round"),
+    name="next_round",
+    summary="The next round: which jobs run, on which nodes and GPUs",
+    description="The body is `{snapshot, allocation | policy + options, received, previous, "
+    "pairs}` (see the schema); the answer is the round (job → assignment, idle GPUs, waiting "
+    "jobs with reasons, the allocation used), or a problem (RFC 9457) naming every bad field.",
+)

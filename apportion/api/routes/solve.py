@@ -1,119 +1,124 @@
-"""POST /v1/solve: a snapshot in, an allocation out, solved in a worker process."""
+"""POST /v1/solve: a snapshot in, an allocation out, solved in a worker process.
+
+The body is `{policy, snapshot, options}`; the OpenAPI document types it per policy (one
+variant each, with the options that policy takes), so that a generated client or a fuzzer
+builds valid requests."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-import uuid
-from collections.abc import Callable
-from pathlib import Path
+from functools import cache
+from typing import Any, Literal
 
-import structlog
-from fastapi import APIRouter, Request, Response
-from fastapi.responses import FileResponse
-from starlette.background import BackgroundTask
-from starlette.requests import ClientDisconnect
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from apportion.api.body import read_body
-from apportion.api.deps import PoolDep, SettingsDep
-from apportion.api.media import JsonBody
-from apportion.api.metrics import observe
-from apportion.api.pool import SolvePool
-from apportion.api.problems import Refused, problem
-from apportion.api.settings import Settings
-from apportion.api.worker import Answer, Limits, solve_body
+from apportion.api.dispatch import Typed, post
+from apportion.api.openapi import camel, options_model
+from apportion.api.worker import Done, Endpoint, Limited, validated
+from apportion.solver.errors import InputError
+from apportion.solver.pipeline import checked_request, solve
+from apportion.solver.registry import ENTRIES, all_policies
+from apportion.solver.result import SolveResult
+from apportion.solver.snapshot import Snapshot, parse_snapshot
 
-router = APIRouter(tags=["solve"], dependencies=[JsonBody])
-log = structlog.get_logger("apportion.request")
+router = APIRouter(tags=["solve"])
 
 
-@router.post("/solve", summary="Solve a snapshot with a policy")
-async def solve_snapshot(request: Request, settings: SettingsDep, pool: PoolDep) -> Response:
-    """The body is `{policy, snapshot, options}` (see the schema); the answer is the result
-    document, or a problem (RFC 9457) naming what went wrong."""
-    return await pooled(request, settings, pool, solve_body, "solve")
+class SolveBody(BaseModel):
+    """The request's outer shape; the snapshot and options are checked by the pipeline."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    policy: str | None = None
+    snapshot: dict[str, Any]
+    options: dict[str, Any] | None = None
 
 
-async def pooled(
-    request: Request,
-    settings: Settings,
-    pool: SolvePool,
-    task: Callable[[bytes | str, Limits], Answer],
-    event: str,
-) -> Response:
-    """Admit the request, read its body, run `task` on it in the worker pool, log and answer
-    (shared by every route whose work runs in a worker: /v1/solve, /v1/rounds, /v1/compare)."""
-    started = time.perf_counter()
-    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-    retry = {"Retry-After": str(settings.retry_after_seconds)}
-    size = 0
-    try:
-        with pool.admitted(_declared(request, settings.max_body_bytes)) as ticket:
-            body = await read_body(
-                request,
-                settings.max_body_bytes,
-                settings.body_timeout,
-                directory=pool.spool.dir,
-                hold=ticket.hold,
+@cache
+def request_variants() -> tuple[type[BaseModel], ...]:
+    """The body in the OpenAPI document: one model per policy, `policy` naming it (or an
+    alias), and one without `policy` (the snapshot's own, else max-min fairness)."""
+    policies = all_policies()
+    variants = []
+    for entry in ENTRIES:
+        policy = policies[entry.name]
+        names: Any = Literal[entry.names]
+        variants.append(
+            create_model(
+                f"{camel(entry.name)}Request",
+                __config__=ConfigDict(extra="forbid"),
+                __doc__=policy.summary,
+                policy=(names, Field(description="The policy (or one of its aliases).")),
+                snapshot=(Snapshot, ...),
+                options=_optional(options_model(entry.name, policy.options)),
             )
-            size, read = body.size, time.perf_counter()
-            try:
-                answer = await pool.run(body.payload, request.is_disconnected, task)
-            finally:
-                body.discard()
-    except Refused as refused:
-        log.warning(refused.reason, request_id=request_id, body_bytes=size)
-        return problem(503, refused.detail, headers=retry)
-    except ClientDisconnect:
-        log.info("abandoned", request_id=request_id, detail="the client left during its upload")
-        return Response(status_code=499)
-    except asyncio.CancelledError:
-        # The server stopped waiting (its shutdown bound passed; the solve, if any, is ended):
-        # answer rather than let the server send a bare 500.
-        _uncancel()
-        log.warning("stopped", request_id=request_id, body_bytes=size)
-        detail = "the service stopped before this request was answered; retry elsewhere"
-        return problem(503, detail, headers=retry)
-    observe(answer.meta)
-    sent = len(answer.body) if answer.path is None else Path(answer.path).stat().st_size
-    log.info(
-        event,
-        request_id=request_id,
-        http_status=answer.status_code,
-        body_bytes=size,
-        response_bytes=sent,
-        read_seconds=round(read - started, 4),
-        total_seconds=round(time.perf_counter() - started, 4),
-        **answer.meta,
-    )
-    headers = {"X-Request-ID": request_id, **(retry if answer.status_code == 503 else {})}
-    return _respond(answer, headers)
-
-
-def _respond(answer: Answer, headers: dict[str, str]) -> Response:
-    """The answer's bytes, or its spool file (removed once sent)."""
-    if answer.path is not None:
-        spooled = Path(answer.path)
-        return FileResponse(
-            spooled,
-            answer.status_code,
-            headers,
-            answer.media_type,
-            background=BackgroundTask(spooled.unlink, missing_ok=True),
         )
-    return Response(answer.body, answer.status_code, headers, answer.media_type)
+    default = create_model(
+        "SnapshotPolicyRequest",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="The policy named by the snapshot, else max_min_fairness.",
+        policy=(None, Field(None, description="Absent or null: the snapshot's policy.")),
+        snapshot=(Snapshot, ...),
+        options=_optional(options_model("default", policies["max_min_fairness"].options)),
+    )
+    return (*variants, default)
 
 
-def _uncancel() -> None:
-    current = asyncio.current_task()
-    if current is not None:
-        current.uncancel()
+def _optional(model: type[BaseModel]) -> Any:
+    """A field of type `model | None`, absent by default."""
+    return (model | None, Field(default=None))
 
 
-def _declared(request: Request, max_bytes: int) -> int | None:
-    """The body's declared length, when it is one the service would read (`read_body` answers
-    413 to a larger one before reading anything)."""
-    declared = request.headers.get("content-length")
-    if declared is None or not declared.isdigit() or int(declared) > max_bytes:
-        return None
-    return int(declared)
+def _read(data: Any) -> SolveBody:
+    return validated(SolveBody, data)
+
+
+def _limited(request: SolveBody) -> Limited:
+    named = request.policy or request.snapshot.get("policy")
+    return (named if isinstance(named, str) else None), request.options
+
+
+def _run(request: SolveBody, options: dict[str, Any] | None) -> Done:
+    started = time.perf_counter()
+    snapshot = _parsed(request)
+    # The decoded document is no longer needed: at a million jobs it is a gigabyte that would
+    # otherwise stay alive through the solve and the rendering.
+    request.snapshot = {}
+    parsed = time.perf_counter() - started
+    result = solve(snapshot, policy=request.policy, options=options)
+    del snapshot  # the result is all that is needed now
+    result.solver.validate_seconds += parsed
+    result.solver.total_seconds += parsed
+    meta = {
+        "policy": result.policy,
+        "status": result.status.value,
+        "jobs": len(result.jobs),
+        "solve_seconds": result.solver.total_seconds,
+    }
+    return result, meta
+
+
+def _parsed(request: SolveBody) -> Snapshot:
+    """The request's snapshot; when it is invalid, the problems of the policy and options are
+    reported with its own (every field at once, as `solve` reports them)."""
+    try:
+        return parse_snapshot(request.snapshot)
+    except InputError as exc:
+        named = request.policy or request.snapshot.get("policy")
+        checked = checked_request(named if isinstance(named, str) else None, request.options or {})
+        more = checked.errors if isinstance(checked, InputError) else ()
+        raise InputError([*exc.errors, *more]) from None
+
+
+SOLVE = Endpoint(_read, _limited, _run)
+post(
+    router,
+    "/solve",
+    SOLVE,
+    Typed(request_variants, SolveResult, "the result document"),
+    name="solve_snapshot",
+    summary="Solve a snapshot with a policy",
+    description="The body is `{policy, snapshot, options}` (see the schema); the answer is the "
+    "result document, or a problem (RFC 9457) naming what went wrong.",
+)

@@ -269,6 +269,14 @@ class Comparison(BaseModel):
     objective_before: float | None
     objective_after: float | None
     objective_delta: float | None
-    gpu_types: list[GpuChange]
-    jobs: list[JobChange] = Field(description="Jobs that changed, largest change first.")
+    gpu_types: list[GpuChange] = Field(description="Empty when a side has no allocation.")
+    jobs: list[JobChange] = Field(
+        description="Jobs that changed, largest change first; empty when a side has no "
+        "allocation (see `warnings`)."
+    )
     unchanged: int = Field(description="Jobs on both sides whose answer did not change.")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Each side not solved to optimality: without an allocation (no per-job "
+        "differences then), or stopped by a limit (differences may come from the limit).",
+    )

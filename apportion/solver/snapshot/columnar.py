@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, create_model
 from apportion.solver.arraytypes import BoolArray, FloatArray
 from apportion.solver.errors import FieldError, InputError
 from apportion.solver.snapshot import column_values as cv
+from apportion.solver.snapshot.checks.duplicates import duplicate_errors
 from apportion.solver.snapshot.columns import (
     FIELDS,
     NON_NEGATIVE,
@@ -181,15 +182,11 @@ def _ids(reader: _Reader, document: Mapping[str, Any]) -> list[str] | None:
         return None
     reader.rows = len(document["id"])
     ids = reader.values(("id",), document["id"], cv.name_values)
-    if ids is None or len(set(ids)) == len(ids):
-        return ids
-    seen: set[str] = set()
-    for i, job_id in enumerate(ids):  # rare: only then find which
-        if job_id in seen:
-            reason = f"duplicate job id {job_id!r}"
-            reader.errors.append(FieldError(("id", i), reason, "duplicate"))
-        seen.add(job_id)
-    return None
+    if ids is None:
+        return None
+    repeated = duplicate_errors(ids, lambda i: ("id", i), "job id", ("id",))
+    reader.errors += repeated
+    return None if repeated else ids
 
 
 def _names(column: Column) -> list[str | None] | None:

@@ -8,6 +8,7 @@ from itertools import chain
 from apportion.solver.errors import FieldError
 from apportion.solver.snapshot.checks.contention import contention_errors
 from apportion.solver.snapshot.checks.deadlines import deadline_errors
+from apportion.solver.snapshot.checks.duplicates import duplicate_errors
 from apportion.solver.snapshot.checks.elastic import elastic_errors
 from apportion.solver.snapshot.checks.nodes import node_errors
 from apportion.solver.snapshot.checks.service import service_errors
@@ -29,14 +30,7 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
     known = set(type_names)
     jobs = snapshot.jobs
     ids = [job.id for job in jobs]
-    if len(set(ids)) < len(ids):  # rare: only then find which
-        seen: set[str] = set()
-        for i, job_id in enumerate(ids):
-            if job_id in seen:
-                errors.append(
-                    FieldError(("jobs", i, "id"), f"duplicate job id {job_id!r}", "duplicate")
-                )
-            seen.add(job_id)
+    errors += duplicate_errors(ids, lambda i: ("jobs", i, "id"), "job id", ("jobs",))
     # Every key at once (in C); the jobs are walked only when some key is unknown.
     if not set(chain.from_iterable(job.throughput for job in jobs)) <= known:
         for i, job in enumerate(jobs):
