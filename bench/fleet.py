@@ -32,6 +32,7 @@ import os
 import resource
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import orjson
@@ -182,7 +183,7 @@ def cases() -> list[Case]:
             GROUP,
             f"max-min + Pareto, {SERVICE_JOBS:,} distinct jobs × 8 types, through the service "
             f"(JSON, jobs as {layout})",
-            lambda make=make: make(SERVICE_JOBS, 8, seed=1),
+            partial(make, SERVICE_JOBS, 8, seed=1),
             "max_min_fairness",
             options={"layout": layout},
             runner=service_row,
@@ -195,7 +196,7 @@ def cases() -> list[Case]:
             GROUP,
             f"max-min + Pareto, {jobs:,} distinct jobs × 8 types, {kind}, library call (numpy "
             "columns)",
-            lambda j=jobs, make=make: make(j, 8, seed=1),
+            partial(make, jobs, 8, seed=1),
             "max_min_fairness",
             options={"jobs": jobs, "kind": kind},
             target_seconds=target,

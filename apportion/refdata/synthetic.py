@@ -167,7 +167,7 @@ def _generations(table: GavelTable, num_types: int) -> np.ndarray:
     logs = np.log(np.where(iso > 0, iso, iso[:, 1:2]))
     lower = np.minimum(np.floor(position), 1).astype(np.int64)  # segment 0–1, or 1–2 and past
     frac = position - lower
-    out = np.exp(logs[:, lower] + frac * (logs[:, lower + 1] - logs[:, lower]))
+    out: np.ndarray = np.exp(logs[:, lower] + frac * (logs[:, lower + 1] - logs[:, lower]))
     out[np.ix_(~runs_old, position < 1.0)] = 0.0
     return out
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from apportion.refdata.synthetic import contended_columns
 from apportion.solver import solve
 
 
-def _arrays(snapshot: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _arrays(snapshot: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     jobs = snapshot["jobs"]
     throughput = np.column_stack(list(jobs["throughput"].values()))
     counts = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
