@@ -12,13 +12,16 @@ exact in sign, and a relative gap within `GAP`.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends.base import Backend, Feature, Solution, SolveSettings, reduced_costs
-from apportion.solver.backends.blocks import ipm
+from apportion.solver.backends.blocks import ipm, vertex
 from apportion.solver.backends.blocks.form import (
+    BlockForm,
     ShapeError,
     block_form,
     model_duals,
@@ -36,6 +39,8 @@ GAP = 1e-9
 #: The interior point's own stopping tolerance: tighter than `GAP`, so that the certificate,
 #: computed in the model's own units, passes when the loop says it converged.
 TOLERANCE = 1e-10
+#: Where the interior point stops to hand its prices to the crossover (`vertex.py`).
+CROSSOVER_TOLERANCE = 1e-5
 
 TERMINATION: dict[ipm.Stop, Termination] = {
     ipm.Stop.CONVERGED: Termination.OPTIMAL,
@@ -59,11 +64,12 @@ class BlocksBackend(Backend):
             raise ValueError("the block interior point needs a model with a declared block shape")
         started = time.perf_counter()
         try:
-            form = scaled(block_form(model, model.shape))
+            raw = block_form(model, model.shape)
         except ShapeError as exc:
             return _refused(model, str(exc), time.perf_counter() - started)
-        built = time.perf_counter()
         deadline = None if settings.time_limit is None else started + settings.time_limit
+        form = scaled(raw)
+        built = time.perf_counter()
         from threadpoolctl import threadpool_limits
 
         # BLAS threads beyond the request's own only contend for the cores (measured on the
@@ -72,6 +78,21 @@ class BlocksBackend(Backend):
             threadpool_limits(limits=settings.threads or 1, user_api="blas"),
             heap_temporaries(form.size * 8),
         ):
+            if vertex.applicable(raw):
+                early = ipm.solve(form, CROSSOVER_TOLERANCE, deadline)
+                if early.stop is ipm.Stop.CONVERGED:
+                    prices = early.point.y_link * form.scale_link / form.scale_cost
+                    level = form.parts(early.point.x)[1]
+                    found = _vertex(model, raw, (prices, level), settings, deadline, built)
+                    if found is not None:
+                        rounds = found.iterations
+                        return replace(
+                            found,
+                            iterations=early.iterations + rounds,
+                            build_seconds=built - started,
+                            detail=f"{early.iterations} interior-point iterations to "
+                            f"{CROSSOVER_TOLERANCE:g}, then {found.detail}",
+                        )
             out = ipm.solve(form, TOLERANCE, deadline)
         x = model_point(form, model, out.point.x)
         duals = model_duals(form, model, out.point.y_loc, out.point.y_link)
@@ -105,6 +126,50 @@ class BlocksBackend(Backend):
             },
             termination=termination,
         )
+
+
+def _vertex(
+    model: CompiledModel,
+    form: BlockForm,
+    start: tuple[FloatArray, FloatArray],
+    settings: SolveSettings,
+    deadline: float | None,
+    built: float,
+) -> Solution | None:
+    """The optimal vertex found from the linking prices and level `start` (`vertex.py`),
+    when its certificate proves it optimal within `GAP`; None otherwise."""
+    found = vertex.crossover(form, *start, settings.threads, deadline)
+    if found is None:
+        return None
+    x = model_point(form, model, found.x)
+    duals = model_duals(form, model, found.y_loc, found.y_link)
+    certificate = certify(model, x, duals)
+    if not certificate.proves(GAP):
+        return None
+    return Solution(
+        status=Status.OPTIMAL,
+        objective=certificate.objective,
+        x=x,
+        backend=BlocksBackend.name,
+        solver="vertex",
+        detail=(
+            f"optimal vertex after {found.rounds} master rounds ({found.freed} blocks free); "
+            f"certificate: relative gap {certificate.relative_gap:.1e}, primal violation "
+            f"{certificate.primal_violation:.1e}, dual violation "
+            f"{certificate.dual_violation:.1e}"
+        ),
+        row_dual=duals,
+        col_dual=reduced_costs(model, duals),
+        iterations=found.rounds,
+        solve_seconds=time.perf_counter() - built,
+        extra={
+            "relative_gap": certificate.relative_gap,
+            "dual_bound": certificate.bound,
+            "primal_violation": certificate.primal_violation,
+            "dual_violation": certificate.dual_violation,
+        },
+        termination=Termination.OPTIMAL,
+    )
 
 
 def _refused(model: CompiledModel, why: str, seconds: float) -> Solution:
