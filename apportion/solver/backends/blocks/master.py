@@ -78,13 +78,42 @@ def solve_master(
 
 
 def _model(part: Part, bases: Bases, pieces: Affine, free: BoolArray) -> CompiledModel:
-    p, nl, c = part.linking_cols, part.linking_rows, part.slots
-    v = c + 2
-    fixed = ~free
-    const, per_t, cost_t, offset = _fixed_sums(part, bases, pieces, fixed)
+    """Columns: t (P), the linking slacks (L), the free blocks' variables (F × V), block by
+    block; rows: the linking rows, then the free blocks' two rows each, all equalities."""
+    p, nl = part.linking_cols, part.linking_rows
+    const, per_t, cost_t, offset = _fixed_sums(part, bases, pieces, ~free)
     index = np.flatnonzero(free)
-    f = index.size
-    # Columns: t (P), linking slacks (L), the free blocks' variables (F × V), block by block.
+    matrix = _matrix(part, index, per_t)
+    valid_link = part.sig_link != 0
+    upper = np.concatenate(
+        [
+            part.upper_link,
+            np.where(valid_link, part.upper_slack_link, 0.0),
+            np.where(part.valid[index], part.upper[index], 0.0).ravel(),
+        ]
+    )
+    cost = np.concatenate([part.cost_link + cost_t, np.zeros(nl), part.cost[index].ravel()])
+    rhs = np.concatenate([part.rhs_link - const, part.rhs[index].ravel()])
+    n = p + nl + index.size * (part.slots + 2)
+    return CompiledModel(
+        name="master",
+        sense=Sense.MINIMIZE,
+        matrix=matrix,
+        cost=cost,
+        offset=offset,
+        col_lower=np.zeros(n),
+        col_upper=upper,
+        row_lower=rhs,
+        row_upper=rhs.copy(),
+        integer=np.zeros(n, bool),
+        variables=(),
+        constraints=(),
+    )
+
+
+def _matrix(part: Part, index: IntArray, per_t: FloatArray) -> sp.csc_matrix:
+    p, nl, c = part.linking_cols, part.linking_rows, part.slots
+    v, f = c + 2, index.size
     rows: list[IntArray] = []
     cols: list[IntArray] = []
     vals: list[FloatArray] = []
@@ -110,34 +139,9 @@ def _model(part: Part, bases: Bases, pieces: Affine, free: BoolArray) -> Compile
             add(np.full(f, part.link[slot]), first + slot, part.lv[index, slot])
     add(base_row, first + c, part.sig[index, 0])
     add(base_row + 1, first + c + 1, part.sig[index, 1])
-    n, m = p + nl + f * v, nl + 2 * f
-    matrix = sp.csc_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(m, n)
-    )
-    valid_link = part.sig_link != 0
-    upper = np.concatenate(
-        [
-            part.upper_link,
-            np.where(valid_link, part.upper_slack_link, 0.0),
-            np.where(part.valid[index], part.upper[index], 0.0).ravel(),
-        ]
-    )
-    cost = np.concatenate([part.cost_link + cost_t, np.zeros(nl), part.cost[index].ravel()])
-    rhs = np.concatenate([part.rhs_link - const, part.rhs[index].ravel()])
-    return CompiledModel(
-        name="master",
-        sense=Sense.MINIMIZE,
-        matrix=matrix,
-        cost=cost,
-        offset=offset,
-        col_lower=np.zeros(n),
-        col_upper=upper,
-        row_lower=rhs,
-        row_upper=rhs.copy(),
-        integer=np.zeros(n, bool),
-        variables=(),
-        constraints=(),
-    )
+    shape = (nl + 2 * f, p + nl + f * v)
+    data = (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols)))
+    return sp.csc_matrix(data, shape=shape)
 
 
 def _fixed_sums(

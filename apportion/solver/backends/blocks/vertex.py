@@ -44,7 +44,7 @@ MAX_ROUNDS = 40
 #: Blocks whose best basis wins by less than this, relative, start free.
 MARGIN = 1e-4
 #: A master with more free blocks than this fraction (and `MIN_FREE`) is the general LP again.
-MAX_FREE = 0.3
+MAX_FREE = 0.01
 MIN_FREE = 500
 #: Relative tolerances of the pricing: far tighter than the certificate's 1e-9.
 PRIMAL_TOL = 1e-11
@@ -78,12 +78,13 @@ def crossover(
     t: FloatArray,
     threads: int | None,
     deadline: float | None,
+    margin: float = 0.0,
 ) -> Vertex | None:
     """An optimal vertex of the (unscaled) `form` from near-optimal prices y_link and level
     t (the interior point's, stopped early), or None."""
     part = of_form(form)
     bases, gap = choose(part, y_link, t)
-    answer = _rounds(part, bases, _ambiguous(gap), threads, deadline)
+    answer = _rounds(part, bases, gap < max(margin, MARGIN), threads, deadline)
     if answer is None:
         return None
     return _assemble(form, part, answer)
@@ -112,13 +113,6 @@ def _rounds(
             return _Answer(bases, free, master, rounds)
         free = free | wrong
     return None
-
-
-def _ambiguous(gap: FloatArray) -> BoolArray:
-    """The blocks left free in the first master: those without a feasible basis at the
-    given prices, and those whose best basis wins by less than `MARGIN` (relative)."""
-    free: BoolArray = gap < MARGIN
-    return free
 
 
 def choose(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatArray]:
