@@ -1,9 +1,9 @@
 """Fleet scale, the max-min level LP alone on contended clusters: the blocks backend's vertex
 methods (`solver="vertex"`: the market's prices, then the crossover; FORMULATIONS §1e) beside
-its interior point, on the same compiled model, at 10,000 and 100,000 jobs × 8
-types (`contended_columns`). Each row gives wall and CPU seconds and the ratio to a
-10,000,000-element numpy sort in the same process (`bench.fleet.sort_seconds`); Both answers must be
-certified optimal, and their levels agree."""
+its interior point, on the same compiled model, at 10,000 and 100,000 jobs × 8 types
+(`contended_columns`). Each row gives wall and CPU seconds and the ratio to a 10,000,000-element
+numpy sort in the same process (`bench.fleet.sort_seconds`). Both answers must be certified
+optimal, and their levels agree."""
 
 from __future__ import annotations
 
