@@ -12,19 +12,23 @@ exact in sign, and a relative gap within `GAP`.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
 
+from apportion.solver.arraytypes import FloatArray
 from apportion.solver.backends.base import Backend, Feature, Solution, SolveSettings, reduced_costs
-from apportion.solver.backends.blocks import ipm
+from apportion.solver.backends.blocks import ipm, prices, vertex
 from apportion.solver.backends.blocks.form import (
+    BlockForm,
     ShapeError,
     block_form,
     model_duals,
     model_point,
     scaled,
 )
+from apportion.solver.backends.blocks.part import of_form
 from apportion.solver.backends.certificate import certify
 from apportion.solver.backends.verify import settle
 from apportion.solver.heap import heap_temporaries
@@ -36,6 +40,15 @@ GAP = 1e-9
 #: The interior point's own stopping tolerance: tighter than `GAP`, so that the certificate,
 #: computed in the model's own units, passes when the loop says it converged.
 TOLERANCE = 1e-10
+#: `SolveSettings.solver` asking for the vertex methods (`prices.py`, `vertex.py`) before the
+#: interior point: not the default, as the Pareto stage of max-min reads the interior point's
+#: duals to skip its LP (FORMULATIONS §1e).
+VERTEX = "vertex"
+#: Where the interior point stops to hand its prices to the crossover (`vertex.py`).
+CROSSOVER_TOLERANCE = 1e-5
+#: Jobs whose cheapest type wins by less than this many temperatures of the market's
+#: prices start free in the crossover.
+MARKET_MARGIN = 100.0
 
 TERMINATION: dict[ipm.Stop, Termination] = {
     ipm.Stop.CONVERGED: Termination.OPTIMAL,
@@ -53,17 +66,20 @@ class BlocksBackend(Backend):
         return ["ipm"]
 
     def solve(self, model: CompiledModel, settings: SolveSettings) -> Solution:
-        if model.is_mip:
-            raise ValueError("the block interior point solves continuous models only")
-        if model.shape is None:
-            raise ValueError("the block interior point needs a model with a declared block shape")
+        if model.is_mip or model.shape is None:
+            raise ValueError("the block interior point solves continuous LPs of a block shape")
         started = time.perf_counter()
         try:
-            form = scaled(block_form(model, model.shape))
+            raw = block_form(model, model.shape)
         except ShapeError as exc:
             return _refused(model, str(exc), time.perf_counter() - started)
-        built = time.perf_counter()
         deadline = None if settings.time_limit is None else started + settings.time_limit
+        exact = settings.solver == VERTEX and vertex.applicable(raw)
+        found = _from_market(model, raw, settings, deadline, started) if exact else None
+        if found is not None:
+            return found
+        form = scaled(raw)
+        built = time.perf_counter()
         from threadpoolctl import threadpool_limits
 
         # BLAS threads beyond the request's own only contend for the cores (measured on the
@@ -72,6 +88,9 @@ class BlocksBackend(Backend):
             threadpool_limits(limits=settings.threads or 1, user_api="blas"),
             heap_temporaries(form.size * 8),
         ):
+            found = _early(model, raw, form, settings, deadline) if exact else None
+            if found is not None:
+                return replace(found, build_seconds=built - started)
             out = ipm.solve(form, TOLERANCE, deadline)
         x = model_point(form, model, out.point.x)
         duals = model_duals(form, model, out.point.y_loc, out.point.y_link)
@@ -105,6 +124,105 @@ class BlocksBackend(Backend):
             },
             termination=termination,
         )
+
+
+def _early(
+    model: CompiledModel,
+    raw: BlockForm,
+    form: BlockForm,
+    settings: SolveSettings,
+    deadline: float | None,
+) -> Solution | None:
+    """The crossover from the interior point's prices and level at `CROSSOVER_TOLERANCE`."""
+    built = time.perf_counter()
+    early = ipm.solve(form, CROSSOVER_TOLERANCE, deadline)
+    if early.stop is not ipm.Stop.CONVERGED:
+        return None
+    prices = early.point.y_link * form.scale_link / form.scale_cost
+    level = form.parts(early.point.x)[1]
+    found = _vertex(model, raw, (prices, level), settings, deadline, built)
+    if found is None:
+        return None
+    return replace(
+        found,
+        iterations=early.iterations + found.iterations,
+        detail=f"{early.iterations} interior-point iterations to {CROSSOVER_TOLERANCE:g}, "
+        f"then {found.detail}",
+    )
+
+
+def _from_market(
+    model: CompiledModel,
+    raw: BlockForm,
+    settings: SolveSettings,
+    deadline: float | None,
+    started: float,
+) -> Solution | None:
+    """Max-min's level LP without the interior point: the market's prices (`prices.py`),
+    then the crossover; None when either does not apply or does not end certified."""
+    part = of_form(raw)
+    if not prices.applicable(part):
+        return None
+    built = time.perf_counter()
+    found = prices.market_prices(part)
+    if found is None:
+        return None
+    y_link, level, tau = found
+    # The prices are right to about τ: jobs torn by less than a few τ start free.
+    margin = max(vertex.MARGIN, MARKET_MARGIN * tau)
+    solution = _vertex(model, raw, (y_link, level), settings, deadline, built, margin)
+    if solution is None:
+        return None
+    return replace(
+        solution,
+        build_seconds=built - started,
+        detail=f"capacity prices of the market, then {solution.detail}",
+    )
+
+
+def _vertex(
+    model: CompiledModel,
+    form: BlockForm,
+    start: tuple[FloatArray, FloatArray],
+    settings: SolveSettings,
+    deadline: float | None,
+    built: float,
+    margin: float = vertex.MARGIN,
+) -> Solution | None:
+    """The optimal vertex found from the linking prices and level `start` (`vertex.py`),
+    when its certificate proves it optimal within `GAP`; None otherwise."""
+    found = vertex.crossover(form, *start, settings.threads, deadline, margin)
+    if found is None:
+        return None
+    x = model_point(form, model, found.x)
+    duals = model_duals(form, model, found.y_loc, found.y_link)
+    certificate = certify(model, x, duals)
+    if not certificate.proves(GAP):
+        return None
+    return Solution(
+        status=Status.OPTIMAL,
+        objective=certificate.objective,
+        x=x,
+        backend=BlocksBackend.name,
+        solver="vertex",
+        detail=(
+            f"optimal vertex after {found.rounds} master rounds ({found.freed} blocks free); "
+            f"certificate: relative gap {certificate.relative_gap:.1e}, primal violation "
+            f"{certificate.primal_violation:.1e}, dual violation "
+            f"{certificate.dual_violation:.1e}"
+        ),
+        row_dual=duals,
+        col_dual=reduced_costs(model, duals),
+        iterations=found.rounds,
+        solve_seconds=time.perf_counter() - built,
+        extra={
+            "relative_gap": certificate.relative_gap,
+            "dual_bound": certificate.bound,
+            "primal_violation": certificate.primal_violation,
+            "dual_violation": certificate.dual_violation,
+        },
+        termination=Termination.OPTIMAL,
+    )
 
 
 def _refused(model: CompiledModel, why: str, seconds: float) -> Solution:
