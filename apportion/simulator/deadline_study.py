@@ -11,7 +11,7 @@ and restart overheads, scored as Chronus's `schedule_summary` scores them.
 Every run: leases of 20 minutes on 8-GPU nodes, Chronus's overhead model (30 + 30 log2 g
 seconds at every start), the policy asked as a deployment would (every arrival, completion and
 lease boundary) unless the variant says otherwise. Arrivals are spread as in
-`sources.chronus_spec`: the whole sample would keep 32 GPUs 80 % busy, so 16, 24 and 48 GPUs
+`traces.chronus.chronus_spec`: the whole sample would keep 32 GPUs 80 % busy, so 16, 24 and 48 GPUs
 are offered 160 %, 107 % and 53 %. Variants: `deadline_admission` asked on events, every 5
 minutes and every lease; Chronus's own one-by-one admission; EDF and SRTF.
 """
@@ -28,9 +28,13 @@ import pandas as pd
 
 from apportion.simulator.config import Mode, SimConfig
 from apportion.simulator.result import SimulationResult
-from apportion.simulator.sources import chronus_spec
 from apportion.simulator.sweep import RunSpec
-from apportion.simulator.traces.chronus import MIX1_FIRST_2H, MIX2_FIRST_2H, SLO_FIRST_2H
+from apportion.simulator.traces.chronus import (
+    MIX1_FIRST_2H,
+    MIX2_FIRST_2H,
+    SLO_FIRST_2H,
+    chronus_spec,
+)
 
 TRACES: dict[str, Path] = {"MIX1": MIX1_FIRST_2H, "MIX2": MIX2_FIRST_2H, "SLO": SLO_FIRST_2H}
 LEASE_SECONDS = 1200.0

@@ -112,28 +112,3 @@ def scale_load(trace: Trace, load: float) -> Trace:
 
 def _scaled(trace: Trace, load: float | None) -> Trace:
     return trace if load is None or load == 1.0 else scale_load(trace, load)
-
-
-def chronus_spec(
-    path: Path, jobs: int | None, gpus: int, reference_gpus: int = 32, offered: float = 0.8
-) -> TraceSpec:
-    """The first `jobs` (None: all) of a Chronus trace on one type of `gpus` GPUs in 8-GPU
-    nodes, arrivals spread (`load`) so that `reference_gpus` GPUs would be offered `offered`
-    of their time over the arrival span: contended below `reference_gpus`. Chronus's traces
-    submit their first jobs in bursts meant for 960 GPUs; spread out, a small cluster sees the
-    same jobs at a load it can be compared at."""
-    trace = TraceSpec("chronus", str(path), jobs=jobs).load_trace()
-    arrival = [j.arrival for j in trace.jobs]
-    work = sum(j.scale_factor * j.total_steps / j.throughput["gpu"] for j in trace.jobs)
-    load = (max(arrival) - min(arrival)) / (work / (reference_gpus * offered))
-    return TraceSpec(
-        "chronus", str(path), jobs=jobs, load=load, cluster={"gpu": gpus}, gpus_per_node=8
-    )
-
-
-def chronus_sample(jobs: int, gpus: int, path: Path | None = None) -> Trace:
-    """`chronus_spec`'s trace of a bundled sample (MIX2's first two hours by default), as in
-    the deadlines notebook."""
-    from apportion.simulator.traces.chronus import MIX2_FIRST_2H
-
-    return chronus_spec(path or MIX2_FIRST_2H, jobs, gpus).load_trace()

@@ -12,7 +12,7 @@ import pytest
 from apportion.refdata.chronus import load_mix2_head, replay, replay_jobs
 from apportion.simulator.config import SimConfig
 from apportion.simulator.engine import Engine
-from apportion.simulator.sources import chronus_sample
+from apportion.simulator.traces.chronus import chronus_sample
 
 
 def test_every_guaranteed_job_finishes_by_its_deadline_in_the_replay() -> None:
