@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from apportion.refdata.synthetic import random_snapshot
+from tests.cli.command import run
 from tests.conftest import FIXTURES
-from tests.solver.cli.command import run
 
 SNAPSHOT = str(FIXTURES / "gavel_physical_96.json")
 PLACEMENT = str(FIXTURES / "deepshare_cluster.json")

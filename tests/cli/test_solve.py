@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.command import run
 from tests.conftest import FIXTURES
-from tests.solver.cli.command import run
 
 SNAPSHOT = FIXTURES / "gavel_physical_96.json"
 

@@ -10,7 +10,7 @@ import numpy as np
 import orjson
 
 from apportion.refdata.synthetic import random_columns
-from tests.solver.cli.command import run
+from tests.cli.command import run
 
 JOBS = 300
 
