@@ -37,29 +37,29 @@ from typing import Any
 import numpy as np
 
 from apportion.simulator.clients import Answer, Request
-from apportion.simulator.state import JobTable
+from apportion.simulator.state import JobStates
 from apportion.solver.arraytypes import FloatArray, IntArray
 
-Key = Callable[[JobTable, IntArray, Mapping[str, Any]], FloatArray]
+Key = Callable[[JobStates, IntArray, Mapping[str, Any]], FloatArray]
 
 DEFAULT_THRESHOLDS = (3600.0, 36000.0)
 
 
-def _fifo(table: JobTable, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
+def _fifo(table: JobStates, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
     return table.arrival[jobs]
 
 
-def _srtf(table: JobTable, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
+def _srtf(table: JobStates, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
     fastest = table.thr[jobs].max(axis=1)
     left: FloatArray = table.remaining[jobs] / np.maximum(fastest, 1e-300)
     return left
 
 
-def _las(table: JobTable, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
+def _las(table: JobStates, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
     return table.run_seconds[jobs]
 
 
-def _two_d_las(table: JobTable, jobs: IntArray, options: Mapping[str, Any]) -> FloatArray:
+def _two_d_las(table: JobStates, jobs: IntArray, options: Mapping[str, Any]) -> FloatArray:
     """Queue index (by GPU-seconds attained) dominates; within a queue, FIFO by first start
     (a job not started yet comes after those that have, by arrival)."""
     limits = np.asarray(options.get("thresholds", DEFAULT_THRESHOLDS), dtype=float)
@@ -74,7 +74,7 @@ def _two_d_las(table: JobTable, jobs: IntArray, options: Mapping[str, Any]) -> F
 
 
 def _next_demotion(
-    table: JobTable, allocation: Mapping[str, Any], options: Mapping[str, Any]
+    table: JobStates, allocation: Mapping[str, Any], options: Mapping[str, Any]
 ) -> float | None:
     """Seconds until a job that runs reaches its queue's limit (event-driven runs decide again
     then, as Tiresias's simulator does)."""
@@ -87,7 +87,7 @@ def _next_demotion(
     return float(left.min()) if left.size else None
 
 
-def _edf(table: JobTable, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
+def _edf(table: JobStates, jobs: IntArray, _: Mapping[str, Any]) -> FloatArray:
     first = [job.deadlines[0].time if job.deadlines else np.inf for job in table.trace.jobs]
     return np.asarray(first, dtype=float)[jobs]
 
@@ -140,7 +140,7 @@ class Baseline:
 
 
 def greedy(
-    table: JobTable, order: IntArray, free: IntArray | None = None
+    table: JobStates, order: IntArray, free: IntArray | None = None
 ) -> dict[str, dict[str, float]]:
     """Gang placement in priority order on `free` GPUs per type (default: the whole cluster):
     the fastest type with room for the job's gang (its current type among equally fast ones, so

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from apportion.simulator.state import JobTable
+from apportion.simulator.state import JobStates
 from apportion.solver.arraytypes import IntArray
 from apportion.solver.status import Status
 
@@ -52,7 +52,7 @@ class Request:
 
     def __init__(
         self,
-        table: JobTable,
+        table: JobStates,
         jobs: IntArray,
         now: float,
         build: Callable[[], dict[str, Any]],

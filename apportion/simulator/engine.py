@@ -26,7 +26,7 @@ from apportion.simulator.enact import Enactor, make_enactor, policy_options
 from apportion.simulator.policies import canonical, make_decider
 from apportion.simulator.result import SimulationResult, build_result
 from apportion.simulator.series import Series
-from apportion.simulator.state import DONE, EPS, JobTable, Running, advance
+from apportion.simulator.state import DONE, EPS, JobStates, Running, advance
 from apportion.simulator.trace import Trace
 
 #: Called after every interval with (jobs finished so far, simulated time).
@@ -38,7 +38,7 @@ class Engine:
         # A foreign policy name read as ours, with its options; the trace's placement rules obeyed.
         config = canonical(config).for_rules(trace.name, trace.rules is not None)
         self.config = config
-        self.table = JobTable.from_trace(trace)
+        self.table = JobStates.from_trace(trace)
         baseline = config.policy in KEYS or config.policy in ALIASES
         options = policy_options(config, baseline, self.table)
         self.decider = Watched(make_decider(config.policy, options, config.http))
@@ -195,7 +195,7 @@ class Watched:
         self.decider.close()
 
 
-def _first_completion(table: JobTable, running: Running, now: float) -> float:
+def _first_completion(table: JobStates, running: Running, now: float) -> float:
     if not running.jobs.size:
         return np.inf
     j = running.jobs

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from apportion.simulator.snapshots import isolated_throughput
-from apportion.simulator.state import ACTIVE, DONE, FUTURE, UNSERVABLE, JobTable, active_time
+from apportion.simulator.state import ACTIVE, DONE, FUTURE, UNSERVABLE, JobStates, active_time
 from apportion.solver.arraytypes import FloatArray
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from apportion.simulator.series import Series
 
 
-def _deadlines(table: JobTable) -> tuple[FloatArray, FloatArray]:
+def _deadlines(table: JobStates) -> tuple[FloatArray, FloatArray]:
     """Deadline option times and values, padded to the most options any job has with options
     no finish can meet (−inf, worth 0)."""
     jobs = table.trace.jobs
@@ -39,7 +39,7 @@ def _deadlines(table: JobTable) -> tuple[FloatArray, FloatArray]:
     return times, values
 
 
-def _isolated_time(table: JobTable, jct: FloatArray) -> FloatArray:
+def _isolated_time(table: JobStates, jct: FloatArray) -> FloatArray:
     everyone = np.arange(len(table.ids))
     with np.errstate(invalid="ignore", divide="ignore"):
         contenders = np.where(jct > 0, active_time(table) / jct, 1.0)
@@ -50,7 +50,7 @@ def _isolated_time(table: JobTable, jct: FloatArray) -> FloatArray:
     return isolated
 
 
-def records(table: JobTable) -> pd.DataFrame:
+def records(table: JobStates) -> pd.DataFrame:
     """One row per job, in trace order."""
     jobs = table.trace.jobs
     jct = table.finish - table.arrival
@@ -95,7 +95,7 @@ def records(table: JobTable) -> pd.DataFrame:
     return frame
 
 
-def timeseries(series: Series, table: JobTable) -> pd.DataFrame:
+def timeseries(series: Series, table: JobStates) -> pd.DataFrame:
     """One row per interval: who ran, how much of each GPU type was held, steps done."""
     start = np.asarray(series.start, dtype=float)
     end = np.asarray(series.end, dtype=float)
@@ -121,7 +121,7 @@ def timeseries(series: Series, table: JobTable) -> pd.DataFrame:
     return frame
 
 
-def job_series(series: Series, table: JobTable) -> pd.DataFrame:
+def job_series(series: Series, table: JobStates) -> pd.DataFrame:
     """One row per running job per interval (`SimConfig.job_series`): the steps it made, on
     which GPU type and how many GPUs it held (0 for a space-sharing pair's second member)."""
     columns = ("start", "end", "job", "gpu_type", "gpus", "steps")
@@ -168,7 +168,7 @@ def _quantiles(values: pd.Series[Any], prefix: str) -> dict[str, float | None]:
 
 
 def summarize(
-    table: JobTable, jobs: pd.DataFrame, series: pd.DataFrame, calls: pd.DataFrame
+    table: JobStates, jobs: pd.DataFrame, series: pd.DataFrame, calls: pd.DataFrame
 ) -> dict[str, Any]:
     """The run in one row: JCT quantiles, makespan, utilization, deadlines, FTF, calls."""
     done = jobs[jobs["finished"]]

@@ -11,7 +11,7 @@ import pandas as pd
 
 from apportion.simulator import metrics
 from apportion.simulator.config import SimConfig
-from apportion.simulator.state import JobTable
+from apportion.simulator.state import JobStates
 
 if TYPE_CHECKING:
     from apportion.simulator.enact.common import CallLog
@@ -54,7 +54,7 @@ class SimulationResult:
 
 
 def build_result(
-    table: JobTable,
+    table: JobStates,
     config: SimConfig,
     series: Series,
     calls: CallLog,

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from apportion.simulator.state import JobTable
+from apportion.simulator.state import JobStates
 from apportion.solver.arraytypes import FloatArray, IntArray
 
 FTF_POLICIES = frozenset({"finish_time_fairness", "ftf", "themis", "finish_time_fairness_agnostic"})
@@ -25,7 +25,7 @@ HIERARCHICAL = frozenset({"hierarchical", "hierarchical_fairness", "hierarchical
 DEFAULT_ENTITY = "default"
 
 
-def cluster_part(table: JobTable) -> dict[str, Any]:
+def cluster_part(table: JobStates) -> dict[str, Any]:
     nodes = table.trace.cluster.nodes
     return {
         "gpu_types": [
@@ -36,7 +36,7 @@ def cluster_part(table: JobTable) -> dict[str, Any]:
 
 
 def isolated_throughput(
-    table: JobTable, jobs: IntArray, contenders: float | FloatArray
+    table: JobStates, jobs: IntArray, contenders: float | FloatArray
 ) -> FloatArray:
     """Throughput on each job's equal share of the cluster among `contenders` jobs (one number,
     or one per job) (Themis, FORMULATIONS §3): 1/m of every type, in whole gangs of s_j, capped
@@ -51,7 +51,7 @@ def isolated_throughput(
 
 
 def rounds_snapshot(
-    table: JobTable,
+    table: JobStates,
     jobs: IntArray,
     now: float,
     policy: str,
@@ -112,7 +112,7 @@ def type_blind(document: Mapping[str, Any]) -> dict[str, Any]:
     return {**document, "jobs": jobs}
 
 
-def job_pairs(table: JobTable, jobs: IntArray) -> list[dict[str, Any]]:
+def job_pairs(table: JobStates, jobs: IntArray) -> list[dict[str, Any]]:
     """Every pair of active jobs with equal scale factors whose classes the trace measured
     together, with each member's co-located throughput per type."""
     trace_jobs = table.trace.jobs
@@ -146,7 +146,7 @@ class Held(NamedTuple):
 
 
 def lease_snapshot(
-    table: JobTable,
+    table: JobStates,
     jobs: IntArray,
     now: float,
     lease_seconds: float,
@@ -197,7 +197,7 @@ def lease_snapshot(
 
 
 def placement_snapshot(
-    table: JobTable,
+    table: JobStates,
     jobs: IntArray,
     placements: Mapping[int, Mapping[str, int]],
     contention: Mapping[str, Any] | None,

@@ -21,8 +21,9 @@ EPS = 1e-9
 
 
 @dataclass
-class JobTable:
-    """Static trace data and the dynamic state of each job."""
+class JobStates:
+    """Static trace data and the dynamic state of each job (the replay's; a solve's answer is
+    `solver.result.table.JobTable`)."""
 
     trace: Trace
     types: tuple[str, ...]
@@ -64,7 +65,7 @@ class JobTable:
     integral: float = 0.0  # ∫ (number of active jobs) dt since the start
 
     @classmethod
-    def from_trace(cls, trace: Trace) -> JobTable:
+    def from_trace(cls, trace: Trace) -> JobStates:
         counts = trace.cluster.gpu_counts
         types = tuple(counts)
         n = len(trace.jobs)
@@ -194,7 +195,7 @@ class Step:
     steps: float  # steps done by all jobs
 
 
-def advance(table: JobTable, running: Running, start: float, end: float) -> Step:
+def advance(table: JobStates, running: Running, start: float, end: float) -> Step:
     """Run `running` from `start` to `end`: each job first pays what is left of its preemption
     cost, then progresses at its rate; a job that completes inside releases its GPUs then."""
     j, rate, kind = running.jobs, running.rate, running.type
@@ -232,7 +233,7 @@ def advance(table: JobTable, running: Running, start: float, end: float) -> Step
     return Step(start, end, finished, busy, float(progress.sum()))
 
 
-def active_time(table: JobTable) -> FloatArray:
+def active_time(table: JobStates) -> FloatArray:
     """∫ (number of active jobs) dt over each job's life so far (0 for jobs not arrived)."""
     out = table.active_time.copy()
     out[table.state == ACTIVE] += table.integral

@@ -9,7 +9,7 @@ import numpy as np
 from apportion.simulator.enact.common import CallLog
 from apportion.simulator.metrics import calls_frame, records, summarize, timeseries
 from apportion.simulator.series import Series
-from apportion.simulator.state import DONE, JobTable
+from apportion.simulator.state import DONE, JobStates
 from apportion.simulator.trace import Deadline
 from tests.simulator.helpers import job, trace
 
@@ -17,7 +17,7 @@ HOUR = 3600.0
 
 
 def test_broken_and_missed_guarantees_are_counted_apart() -> None:
-    table = JobTable.from_trace(
+    table = JobStates.from_trace(
         trace(
             [
                 job("kept", HOUR, deadlines=[Deadline(2 * HOUR)]),
@@ -56,7 +56,7 @@ def test_satisfaction_is_chronus_schedule_summary_and_first_deadlines_are_counte
     soft = job("soft", HOUR, deadlines=[Deadline(HOUR, 10.0), Deadline(2 * HOUR, 5.0)])
     strict = job("strict", HOUR, deadlines=[Deadline(2 * HOUR, 10.0)])
     missed = job("missed", HOUR, deadlines=[Deadline(HOUR, 10.0)])
-    table = JobTable.from_trace(trace([soft, strict, missed, job("best-effort", HOUR)]))
+    table = JobStates.from_trace(trace([soft, strict, missed, job("best-effort", HOUR)]))
     table.state[:] = DONE
     table.finish[:] = [1.5 * HOUR, 2.0 * HOUR, 3.0 * HOUR, 4.0 * HOUR]
     jobs = records(table)

@@ -10,7 +10,7 @@ See docs/ARCHITECTURE.md, "Adding a scheduler adapter".
 from __future__ import annotations
 
 from apportion.adapters.framework.actions import Action, Kind
-from apportion.adapters.framework.controller import Controller, Outcome, Settings
+from apportion.adapters.framework.controller import Controller, RoundReport, Settings
 from apportion.adapters.framework.integration import (
     Checked,
     Closes,
@@ -48,12 +48,12 @@ __all__ = [
     "Kind",
     "LocalPlanner",
     "Managed",
-    "Outcome",
     "PlanError",
     "Planner",
     "ReadError",
     "RemotePlanner",
     "Restarts",
+    "RoundReport",
     "Seen",
     "Settings",
     "SetupError",

@@ -71,7 +71,7 @@ class Settings:
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[J]):
+class RoundReport(Generic[J]):
     """What one round did: `error` says why it changed nothing (None when it was enacted);
     `failed` lists the commands the scheduler refused."""
 
@@ -112,7 +112,7 @@ class Controller(Generic[S, J]):
         if isinstance(self.integration, Checked):
             self.integration.check()
 
-    def step(self) -> Outcome[J]:
+    def step(self) -> RoundReport[J]:
         """One round, fail safe (see the module's docstring)."""
         self.number += 1
         name = self.integration.name
@@ -130,7 +130,7 @@ class Controller(Generic[S, J]):
         self._warn(view)
         if not view.jobs:
             self.log.info("round", round=self.number, jobs=0, note="no job to schedule")
-            return Outcome(self.number, view=view)
+            return RoundReport(self.number, view=view)
         try:
             decision = self.planner.decide(
                 view.policy_snapshot(), self.settings.policy, self.settings.options
@@ -150,7 +150,7 @@ class Controller(Generic[S, J]):
         else:
             failed = self._enact(actions)
         self._summary(actions, decision, failed)
-        return Outcome(self.number, None, actions, failed, view, decision, rnd)
+        return RoundReport(self.number, None, actions, failed, view, decision, rnd)
 
     def run(self, stop: threading.Event | None = None) -> int:
         """Rounds every `round_seconds` until `settings.rounds` are done or `stop` is set; 0
@@ -256,9 +256,9 @@ class Controller(Generic[S, J]):
                 return back
             time.sleep(0.2)
 
-    def _unchanged(self, why: str, view: View[J] | None = None) -> Outcome[J]:
+    def _unchanged(self, why: str, view: View[J] | None = None) -> RoundReport[J]:
         self.log.error("round_unchanged", round=self.number, reason=why, note="changed nothing")
-        return Outcome(self.number, error=why, view=view)
+        return RoundReport(self.number, error=why, view=view)
 
     def _warn(self, view: View[J]) -> None:
         """Each job left alone is named once per reason, not every round."""

@@ -28,8 +28,8 @@ from apportion.adapters.framework import (
     Controller,
     Kind,
     LocalPlanner,
-    Outcome,
     ReadError,
+    RoundReport,
     Settings,
     SetupError,
 )
@@ -140,7 +140,7 @@ def _dry(settings: Settings) -> Settings:
 
 
 def _settled(
-    cluster: Cluster, integration: SlurmIntegration, outcome: Outcome[SlurmJob]
+    cluster: Cluster, integration: SlurmIntegration, outcome: RoundReport[SlurmJob]
 ) -> dict[str, SlurmJob]:
     """Slurm's jobs once each job the round runs is running (at most 10 s)."""
     deadline = time.monotonic() + 10.0
@@ -154,7 +154,7 @@ def _settled(
         time.sleep(0.3)
 
 
-def _report(outcome: Outcome[SlurmJob], jobs: dict[str, SlurmJob], out: TextIO) -> None:
+def _report(outcome: RoundReport[SlurmJob], jobs: dict[str, SlurmJob], out: TextIO) -> None:
     out.write(f"\nround {outcome.number}")
     if outcome.error is not None:
         out.write(f": changed nothing: {outcome.error}\n")

@@ -28,7 +28,7 @@ from apportion.simulator.config import (
     SimConfig,
 )
 from apportion.simulator.enact.common import CallLog, Holdings
-from apportion.simulator.state import JobTable, Running, Step
+from apportion.simulator.state import JobStates, Running, Step
 
 
 class Enactor(Protocol):
@@ -45,7 +45,7 @@ class Enactor(Protocol):
     def after(self, step: Step, running: Running) -> None: ...
 
 
-def policy_options(config: SimConfig, baseline: bool, table: JobTable) -> dict[str, object]:
+def policy_options(config: SimConfig, baseline: bool, table: JobStates) -> dict[str, object]:
     """The options the simulated policy is called with: the configuration's, plus what an
     enactment mode tells its policy unless told otherwise. A lease policy estimates its leases
     with the checkpoint cost the simulation charges. A placement policy gets the shapes the
@@ -73,7 +73,7 @@ def policy_options(config: SimConfig, baseline: bool, table: JobTable) -> dict[s
     return options
 
 
-def make_enactor(table: JobTable, decider: Decider, config: SimConfig) -> Enactor:
+def make_enactor(table: JobStates, decider: Decider, config: SimConfig) -> Enactor:
     mode = config.enactment
     if mode == Mode.LEASES:
         from apportion.simulator.enact.leases import LeaseEnactor

@@ -12,7 +12,7 @@ import numpy as np
 from apportion.simulator.clients import Answer, Decider
 from apportion.simulator.config import SimConfig
 from apportion.simulator.overhead import Overhead
-from apportion.simulator.state import JobTable, Running
+from apportion.simulator.state import JobStates, Running
 from apportion.solver.arraytypes import FloatArray, IntArray
 
 Placement = dict[str, int]
@@ -46,7 +46,7 @@ class Holdings:
     no cost) from a move (the job stops and restarts elsewhere: the `overhead` model's seconds
     lost, `simulator.overhead`)."""
 
-    table: JobTable
+    table: JobStates
     overhead: Overhead
     previous: dict[int, Placement] = field(default_factory=dict)
     by_id: dict[str, Placement] = field(default_factory=dict)  # the same, keyed by job id
@@ -92,13 +92,13 @@ class Holdings:
         self.table.cur_type[finished] = -1
 
 
-def node_types(table: JobTable) -> dict[str, int]:
+def node_types(table: JobStates) -> dict[str, int]:
     column = {k: i for i, k in enumerate(table.types)}
     return {node.id: column[node.gpu_type] for node in table.trace.cluster.nodes}
 
 
 def running_from(
-    table: JobTable,
+    table: JobStates,
     placements: Mapping[int, Placement],
     types: Mapping[int, int],
     slowdown: Mapping[int, float] | None = None,
@@ -122,7 +122,7 @@ def running_from(
 
 
 def first_fit(
-    table: JobTable,
+    table: JobStates,
     allocation: Mapping[str, Mapping[str, float]],
     free: dict[str, int],
     order: IntArray,
@@ -169,7 +169,7 @@ class NodeEnactor:
     asks_every_decision = False
     idle_patience = 0
 
-    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+    def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
         self.holdings = Holdings(table, config.overhead)

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from apportion.simulator.state import JobTable
+from apportion.simulator.state import JobStates
 from apportion.solver.snapshot.contention import ContentionTable
 
 Config = tuple[str | None, int, int]
@@ -33,7 +33,9 @@ class Slowdown:
     `persist`: DeepShare's model (floored ratios that never recover until the job is placed
     again)."""
 
-    def __init__(self, table: JobTable, contention: ContentionTable, persist: bool = False) -> None:
+    def __init__(
+        self, table: JobStates, contention: ContentionTable, persist: bool = False
+    ) -> None:
         from apportion.formulations.placement.contention import ContentionLookup
 
         if persist:

@@ -15,7 +15,7 @@ guarantees carry over), the grid's phase (`lease_start`), each job's restart ove
 (`overhead_seconds`, the simulation's `overhead` model) and, for a running job, its
 `placement` (with `held_until`, the lease's end, while it holds it; its remaining time then
 includes any restore cost still to pay). The jobs it says run now run on the placements it
-returns. A job whose guarantee is broken loses the flag and is marked in `JobTable.broken` (the
+returns. A job whose guarantee is broken loses the flag and is marked in `JobStates.broken` (the
 records' `guarantee_broken`).
 
 A baseline (no placements in its answers) gets the same mechanics: it ranks the jobs that hold
@@ -42,7 +42,7 @@ from apportion.simulator.enact.common import (
 )
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.snapshots import Held, lease_snapshot
-from apportion.simulator.state import EPS, JobTable, Running, Step
+from apportion.simulator.state import EPS, JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
 
 #: Leases an idle cluster waits for a guaranteed job's reserved slot before giving up (the
@@ -54,7 +54,7 @@ class LeaseEnactor:
     asks_every_decision = True  # admission looks again at every decision point
     idle_patience = MAX_IDLE_LEASES
 
-    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+    def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         self.table, self.decider, self.config = table, decider, config
         self.event_driven = config.call_seconds is None
         self.call_seconds = config.call_seconds or config.lease_seconds

@@ -31,12 +31,12 @@ from apportion.simulator.enact.common import (
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.enact.rules import STYLES, check_placements, place_ranked
 from apportion.simulator.snapshots import placement_snapshot
-from apportion.simulator.state import JobTable, Running, Step
+from apportion.simulator.state import JobStates, Running, Step
 from apportion.solver.snapshot.contention import ContentionTable
 
 
 class PlacementEnactor(NodeEnactor):
-    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+    def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         super().__init__(table, decider, config)
         self._rules = table.trace.rules
         # A baseline is called with the configuration's options as they are (`policy_options`).

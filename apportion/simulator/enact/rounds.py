@@ -24,7 +24,7 @@ from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact.common import CallLog, Holdings, Placement, running_from
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.snapshots import rounds_snapshot
-from apportion.simulator.state import JobTable, Running, Step
+from apportion.simulator.state import JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
 
 
@@ -33,7 +33,7 @@ class RoundsEnactor:
     asks_every_decision = False
     idle_patience = 0
 
-    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+    def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         self._planner: Planner | None = None
         self._cluster: Cluster | None = None
         self._to_table: list[int] = []  # the table's column of each of the cluster's types

@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 
 from apportion.simulator.clients import PolicyError
 from apportion.simulator.enact.common import Placement
-from apportion.simulator.state import JobTable
+from apportion.simulator.state import JobStates
 from apportion.simulator.trace import PlacementRules, Shape
 
 STYLES = ("reference", "pack")
 
 
-def shapes_by_demand(table: JobTable, rules: PlacementRules) -> dict[int, list[Shape]]:
+def shapes_by_demand(table: JobStates, rules: PlacementRules) -> dict[int, list[Shape]]:
     """The shapes each demand may take, as a placement policy's `shapes` option; raises
     ValueError when jobs of one demand are allowed different shapes (the option is per
     demand)."""
@@ -44,7 +44,7 @@ def shapes_by_demand(table: JobTable, rules: PlacementRules) -> dict[int, list[S
 
 
 def check_placements(
-    table: JobTable, rules: PlacementRules, placements: Mapping[int, Placement], policy: str
+    table: JobStates, rules: PlacementRules, placements: Mapping[int, Placement], policy: str
 ) -> None:
     """Raises PolicyError naming the first placement the rules forbid."""
     node_gpus = max(node.gpus for node in table.trace.cluster.nodes)
@@ -62,7 +62,7 @@ def check_placements(
 
 
 def place_ranked(
-    table: JobTable,
+    table: JobStates,
     order: Sequence[int],
     held: Mapping[int, Placement],
     rules: PlacementRules,

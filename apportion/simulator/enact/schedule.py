@@ -23,12 +23,12 @@ from apportion.simulator.enact.common import (
     running_from,
 )
 from apportion.simulator.enact.service import ServiceClock
-from apportion.simulator.state import JobTable, Running, Step
+from apportion.simulator.state import JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
 
 
 class ScheduleEnactor(NodeEnactor):
-    def __init__(self, table: JobTable, decider: Decider, config: SimConfig) -> None:
+    def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         super().__init__(table, decider, config)
         self.clock = ServiceClock(table)
 

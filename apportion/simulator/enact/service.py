@@ -18,12 +18,12 @@ import numpy as np
 
 from apportion.simulator.clients import Answer
 from apportion.simulator.snapshots import cluster_part
-from apportion.simulator.state import JobTable, Running, Step
+from apportion.simulator.state import JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
 
 
 class ServiceClock:
-    def __init__(self, table: JobTable) -> None:
+    def __init__(self, table: JobStates) -> None:
         from apportion.refdata.tiresias import tensor_sizes
 
         n = len(table.ids)

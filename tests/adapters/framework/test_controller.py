@@ -21,7 +21,7 @@ from apportion.adapters.framework import (
     Kind,
     LocalPlanner,
     Managed,
-    Outcome,
+    RoundReport,
     Settings,
     SetupError,
 )
@@ -59,7 +59,7 @@ def _controller(
     )
 
 
-def _assert_enacted(outcome: Outcome[MemoryJob], cluster: MemoryCluster) -> None:
+def _assert_enacted(outcome: RoundReport[MemoryJob], cluster: MemoryCluster) -> None:
     assert outcome.error is None and not outcome.failed, (outcome.error, outcome.failed)
     for action in outcome.actions:
         job = cluster.jobs[action.job]
@@ -71,7 +71,7 @@ def _assert_enacted(outcome: Outcome[MemoryJob], cluster: MemoryCluster) -> None
         assert cluster.used(node) <= gpus, node
 
 
-def _replayed(outcomes: list[Outcome[MemoryJob]], cluster: MemoryCluster) -> list[list[Any]]:
+def _replayed(outcomes: list[RoundReport[MemoryJob]], cluster: MemoryCluster) -> list[list[Any]]:
     """The rounds the mechanism computes when fed its own rounds' time and placements (each
     served job gains a round on its type), independently of the controller's reading."""
     snapshot = parse_snapshot(

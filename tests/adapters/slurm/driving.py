@@ -10,7 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from apportion.adapters.framework import Controller, Kind, LocalPlanner, Outcome, Planner, Settings
+from apportion.adapters.framework import (
+    Controller,
+    Kind,
+    LocalPlanner,
+    Planner,
+    RoundReport,
+    Settings,
+)
 from apportion.adapters.slurm.integration import SlurmIntegration, SlurmState
 from apportion.adapters.slurm.local.cluster import GPUS_PER_NODE, NODES, Cluster
 from apportion.adapters.slurm.scope import Scope
@@ -53,7 +60,7 @@ def jobs(cluster: Cluster) -> dict[str, SlurmJob]:
 
 
 def settle(
-    cluster: Cluster, outcome: Outcome[SlurmJob], seconds: float = START_SECONDS
+    cluster: Cluster, outcome: RoundReport[SlurmJob], seconds: float = START_SECONDS
 ) -> dict[str, SlurmJob]:
     """Slurm's view once every job the round runs is running where planned and every job it
     preempts has stopped (or after `seconds`, for the assertions to report what is not)."""
@@ -94,7 +101,7 @@ def _as_planned(job: SlurmJob, kind: Kind, gpu_type: str | None, placement: dict
     return True
 
 
-def assert_enacted(outcome: Outcome[SlurmJob], now: dict[str, SlurmJob]) -> None:
+def assert_enacted(outcome: RoundReport[SlurmJob], now: dict[str, SlurmJob]) -> None:
     """Every job the round runs runs on the planned type and nodes; every job it preempts is
     back in the queue, held; every job it holds back is held."""
     assert outcome.error is None, outcome.error

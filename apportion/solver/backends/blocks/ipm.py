@@ -54,7 +54,7 @@ class Iterate:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class IpmRun:
     stop: Stop
     point: Iterate
     iterations: int
@@ -97,7 +97,7 @@ def start(form: BlockForm, bounds: Bounds) -> Iterate:
     return Iterate(x, z, u - x[i], z[i].copy(), yl, yk)
 
 
-def solve(form: BlockForm, tolerance: float, deadline: float | None) -> Outcome:
+def solve(form: BlockForm, tolerance: float, deadline: float | None) -> IpmRun:
     bounds = Bounds.of(form)
     it = start(form, bounds)
     pairs = max(int(form.valid.sum()) + bounds.index.size, 1)
@@ -122,18 +122,18 @@ def solve(form: BlockForm, tolerance: float, deadline: float | None) -> Outcome:
         size = max(abs(pobj + offset), abs(dobj + offset), 1e-12)
         last = (primal, dual, abs(pobj - dobj) / size)
         if max(last) <= tolerance:
-            return Outcome(Stop.CONVERGED, it, iteration, last)
+            return IpmRun(Stop.CONVERGED, it, iteration, last)
         best, since = (max(last), 0) if max(last) < 0.5 * best else (best, since + 1)
         if not np.isfinite(max(last)) or since > PATIENCE:
-            return Outcome(Stop.STALLED, it, iteration, last)
+            return IpmRun(Stop.STALLED, it, iteration, last)
         if iteration == MAX_ITERATIONS:
             break
         if deadline is not None and time.perf_counter() > deadline:
-            return Outcome(Stop.TIME, it, iteration, last)
+            return IpmRun(Stop.TIME, it, iteration, last)
         mu = (float(it.x @ it.z) + float(it.w @ it.v)) / pairs
         with np.errstate(over="ignore", invalid="ignore"):
             it = _step(form, it, residuals, mu, bounds, pairs)
-    return Outcome(Stop.ITERATIONS, it, MAX_ITERATIONS, last)
+    return IpmRun(Stop.ITERATIONS, it, MAX_ITERATIONS, last)
 
 
 def _inf(v: FloatArray) -> float:
