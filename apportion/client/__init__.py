@@ -1,6 +1,9 @@
-"""Typed clients for a running apportion service: the library's result objects over HTTP.
+"""One interface to ask apportion (`Client`), in this process (`LocalClient`) or from a running
+service over HTTP (`ApportionClient`): the same methods, the library's own result objects.
 
-    from apportion.client import ApportionClient
+    from apportion.client import ApportionClient, connect
+
+    local = connect()                           # LocalClient: the same calls, in process
 
     with ApportionClient("http://127.0.0.1:8000") as service:
         result = service.solve(snapshot, policy="max_min_fairness")   # solver.SolveResult
@@ -22,6 +25,8 @@ from apportion.client.errors import (
     ServiceUnreachable,
     SolveStopped,
 )
+from apportion.client.interface import Client, connect
+from apportion.client.local import LocalClient
 from apportion.client.sync import ApportionClient
 from apportion.client.wire import PolicyCatalog, PolicyInfo
 from apportion.solver.errors import FieldError, InputError
@@ -29,12 +34,15 @@ from apportion.solver.errors import FieldError, InputError
 __all__ = [
     "ApportionClient",
     "AsyncApportionClient",
+    "Client",
     "FieldError",
     "InputError",
+    "LocalClient",
     "PolicyCatalog",
     "PolicyInfo",
     "ServiceError",
     "ServiceUnavailable",
     "ServiceUnreachable",
     "SolveStopped",
+    "connect",
 ]

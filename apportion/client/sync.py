@@ -52,7 +52,11 @@ class ApportionClient:
       says, else backing off exponentially), at most `max_retry_wait` seconds apart
     - headers: sent with every request (e.g. what your authenticating proxy needs)
     - transport: an `httpx.BaseTransport` (a proxy, a Unix socket, TLS settings)
+
+    It is the `client.Client` interface over HTTP; `LocalClient` is the same in process.
     """
+
+    local = False
 
     def __init__(
         self,
@@ -64,6 +68,7 @@ class ApportionClient:
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
+        self.where = base_url.rstrip("/")
         self._retry = retry_settings(retries, max_retry_wait)
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),

@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+from apportion.mechanism.arrays import NEGLIGIBLE
 from apportion.mechanism.priority import Order, Rule
-from apportion.mechanism.rounds import NEGLIGIBLE, Planner, allocation_of, next_round
+from apportion.mechanism.rounds import Planner, allocation_of, next_round
 from apportion.mechanism.types import Assignment, PairShare, Round
 
 __all__ = [

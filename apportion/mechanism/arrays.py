@@ -24,7 +24,15 @@ import numpy as np
 from apportion.mechanism.types import PairShare
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
+from apportion.solver.result.table import JobTable
 from apportion.solver.snapshot import Snapshot, node_type
+
+#: Time fractions below this are a solver's round-off, not time to serve (a 1e-9 share of a
+#: day is 86 µs; served at +∞ priority it would cost a whole round).
+NEGLIGIBLE = 1e-9
+#: An allocation X: job → GPU type → fraction, or a result's per-job columns as they are (a
+#: `JobTable`: rows of jobs the snapshot does not list are not in the round).
+Allocation = Mapping[str, Mapping[str, float]] | JobTable
 
 
 @dataclass(frozen=True)
@@ -177,10 +185,11 @@ class Targets:
 def targets(
     snapshot: Snapshot,
     types: Sequence[str],
-    allocation: Mapping[str, Mapping[str, float]],
+    allocation: Allocation,
     pairs: Sequence[PairShare],
 ) -> Targets:
-    """The rows' members, gang sizes and time fractions (inputs already checked)."""
+    """The rows' members, gang sizes and time fractions (inputs already checked); fractions
+    below `NEGLIGIBLE` count as 0."""
     # The jobs' arrays as the policies read them: a snapshot validated as columns gives them
     # without building a `Job` per job.
     jobs = ClusterArrays.from_snapshot(snapshot)
@@ -188,7 +197,11 @@ def targets(
     index = {job_id: j for j, job_id in enumerate(job_ids)}
     col = {name: k for k, name in enumerate(types)}
     m, n = len(job_ids), len(types)
-    given = _matrix(allocation, index, col, m, n)
+    if isinstance(allocation, JobTable):
+        given = _columns(allocation, index, col, m, n)
+    else:
+        given = _matrix(allocation, index, col, m, n)
+    given = np.where(given >= NEGLIGIBLE, given, 0.0)
     speed = np.zeros((m, n))
     speed[:, [col[name] for name in jobs.gpu_names]] = jobs.throughput
     x = np.where(speed > 0, given, 0.0)
@@ -308,4 +321,18 @@ def _matrix(
         j = rows[job_id]
         for name, value in per_type.items():
             out[j, col[name]] = value
+    return out
+
+
+def _columns(
+    table: JobTable, rows: Mapping[str, int], col: Mapping[str, int], m: int, n: int
+) -> FloatArray:
+    """A result's allocation columns in the snapshot's job and type orders."""
+    if list(table.ids) == list(rows) and list(table.gpu_names) == list(col):
+        return np.array(table.allocation, dtype=float)
+    r = np.fromiter((rows.get(i, -1) for i in table.ids), np.int64, len(table.ids))
+    c = np.fromiter((col.get(k, -1) for k in table.gpu_names), np.int64, len(table.gpu_names))
+    keep_r, keep_c = np.flatnonzero(r >= 0), np.flatnonzero(c >= 0)
+    out = np.zeros((m, n))
+    out[np.ix_(r[keep_r], c[keep_c])] = table.allocation[np.ix_(keep_r, keep_c)]
     return out

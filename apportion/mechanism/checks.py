@@ -12,8 +12,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from apportion.mechanism.arrays import Allocation
 from apportion.mechanism.types import PairShare
 from apportion.solver.errors import FieldError
+from apportion.solver.result.table import JobTable
 from apportion.solver.snapshot import Snapshot, node_type
 
 #: Round-off a policy's fractions may carry (a job's Σ_k X_jk computed as 1 + 1e-9).
@@ -23,13 +27,14 @@ Loc = tuple[str | int, ...]
 
 def round_errors(
     snapshot: Snapshot,
-    allocation: Mapping[str, Mapping[str, float]],
+    allocation: Allocation,
     received: Mapping[str, Mapping[str, float]],
     previous: Mapping[str, Mapping[str, int]],
     pairs: Sequence[PairShare],
     elapsed: float | None = None,
 ) -> list[FieldError]:
-    """Every problem with a round's inputs (empty when they are sound)."""
+    """Every problem with a round's inputs (empty when they are sound). A `JobTable` may list
+    jobs the snapshot does not (they are not in the round); its types and values are checked."""
     errors: list[FieldError] = []
     if not snapshot.nodes:
         errors.append(
@@ -41,7 +46,10 @@ def round_errors(
         )
     jobs = {job.id: job.scale_factor for job in snapshot.jobs}
     types = {g.name for g in snapshot.gpu_types}
-    errors += _per_job_errors(("allocation",), allocation, jobs, types, upper=1.0)
+    if isinstance(allocation, JobTable):
+        errors += _table_errors(allocation, types)
+    else:
+        errors += _per_job_errors(("allocation",), allocation, jobs, types, upper=1.0)
     errors += _per_job_errors(("received",), received, jobs, types, upper=math.inf)
     errors += _previous_errors(snapshot, previous, jobs)
     errors += _pair_errors(pairs, jobs, types, received)
@@ -86,6 +94,22 @@ def _per_job_errors(
             errors.append(FieldError((*loc, job_id), f"unknown job {job_id!r}", "unknown_job"))
         else:
             errors += _values_errors((*loc, job_id), per_type, types, upper)
+    return errors
+
+
+def _table_errors(table: JobTable, types: set[str]) -> list[FieldError]:
+    """A result's columns: known GPU types, every fraction in [0, 1] (the first bad one named)."""
+    errors = [
+        FieldError(("allocation", name), f"unknown GPU type {name!r}", "unknown_gpu_type")
+        for name in table.gpu_names
+        if name not in types
+    ]
+    x = table.allocation
+    bad = np.argwhere(~(np.isfinite(x) & (x >= 0) & (x <= 1)))
+    if len(bad):
+        j, k = bad[0].tolist()
+        loc = ("allocation", table.ids[j], table.gpu_names[k])
+        errors.append(FieldError(loc, "a time fraction is between 0 and 1", "number_range"))
     return errors
 
 
@@ -162,12 +186,13 @@ def _together_errors(
     return errors
 
 
-def _sum_errors(
-    allocation: Mapping[str, Mapping[str, float]], pairs: Sequence[PairShare]
-) -> list[FieldError]:
+def _sum_errors(allocation: Allocation, pairs: Sequence[PairShare]) -> list[FieldError]:
     """Σ_k X_jk + Σ_{pairs ∋ j} Σ_k Y_pk ≤ 1: a job is in one place at a time."""
-    total = {job_id: math.fsum(per.values()) for job_id, per in allocation.items()}
-    where: dict[str, Loc] = {job_id: ("allocation", job_id) for job_id in allocation}
+    if isinstance(allocation, JobTable):
+        total = dict(zip(allocation.ids, allocation.allocation.sum(axis=1).tolist(), strict=True))
+    else:
+        total = {job_id: math.fsum(per.values()) for job_id, per in allocation.items()}
+    where: dict[str, Loc] = {job_id: ("allocation", job_id) for job_id in total}
     for i, pair in enumerate(pairs):
         share = math.fsum(pair.allocation.values())
         for member in (pair.a, pair.b):

@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from apportion.mechanism.arrays import Cluster, Combos, combos, targets
+from apportion.mechanism.arrays import NEGLIGIBLE, Allocation, Cluster, Combos, combos, targets
 from apportion.mechanism.backfill import backfill
 from apportion.mechanism.checks import round_errors
 from apportion.mechanism.placement import place
@@ -55,14 +55,10 @@ from apportion.solver.errors import InputError
 from apportion.solver.result import SolveResult
 from apportion.solver.snapshot import Snapshot
 
-#: Time fractions below this are a solver's round-off, not time to serve (a 1e-9 share of a
-#: day is 86 µs; served at +∞ priority it would cost a whole round).
-NEGLIGIBLE = 1e-9
-
 
 def next_round(
     snapshot: Snapshot,
-    allocation: Mapping[str, Mapping[str, float]],
+    allocation: Allocation,
     received: Mapping[str, Mapping[str, float]],
     previous: Mapping[str, Mapping[str, int]] | None = None,
     pairs: Sequence[PairShare] = (),
@@ -73,7 +69,8 @@ def next_round(
     order: Order | str = Order.PRIORITY,
     check: bool = True,
 ) -> Round:
-    """The next round for `allocation` (job → GPU type → X_jk), given the seconds each job has
+    """The next round for `allocation` (job → GPU type → X_jk, or a result's `JobTable` as
+    it is), given the seconds each job has
     `received` per type, the GPUs each job held last round (`previous`: job → node → GPUs) and
     the space-sharing `pairs`. `elapsed` is T, the seconds since `received` started counting
     (default: the least the received times imply; under Gavel's rule T scales the priorities,
@@ -103,7 +100,7 @@ class Planner:
     def __init__(
         self,
         snapshot: Snapshot,
-        allocation: Mapping[str, Mapping[str, float]],
+        allocation: Allocation,
         pairs: Sequence[PairShare] = (),
         *,
         rule: Rule | str = Rule.GAVEL,
@@ -117,7 +114,7 @@ class Planner:
         self.round_seconds = round_seconds or 0.0
         self.cluster = cluster or Cluster.of(snapshot)
         self.pairs = _clean_pairs(pairs)
-        self.fixed = targets(snapshot, self.cluster.type_names, _clean(allocation), self.pairs)
+        self.fixed = targets(snapshot, self.cluster.type_names, allocation, self.pairs)
         index, has_time = self.fixed.index, self.fixed.has_time
         self.uncovered = [index[j] for j in backfill if j in index and not has_time[index[j]]]
 
@@ -181,7 +178,7 @@ class Plan(NamedTuple):
 
 def _check(
     snapshot: Snapshot,
-    allocation: Mapping[str, Mapping[str, float]],
+    allocation: Allocation,
     received: Mapping[str, Mapping[str, float]],
     previous: Mapping[str, Mapping[str, int]],
     pairs: Sequence[PairShare],
@@ -225,13 +222,6 @@ def _order(order: Order | str) -> Order:
         raise InputError.single(
             ("order",), f"unknown order {order!r}; use one of {names}"
         ) from None
-
-
-def _clean(allocation: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
-    return {
-        job: {k: float(v) for k, v in per.items() if v >= NEGLIGIBLE}
-        for job, per in allocation.items()
-    }
 
 
 def _clean_pairs(pairs: Sequence[PairShare]) -> list[PairShare]:
