@@ -1,8 +1,9 @@
 """The shared ground of every scheduler adapter: a small interface each integration implements
-(`integration.Integration`, plus optional capabilities), and what they all share: the planners
-(in process, or a running service through `client`), the received-time ledger and its state
-file, the round as actions per job, the controller with its fail-safe rules, and the command
-line's common options. An integration (`adapters.slurm`) holds only its scheduler's I/O.
+(`integration.Integration`, plus optional capabilities), and what they all share: the planner
+(the policy asked through one `client.Client`, in process or of a running service), the
+received-time ledger and its state file, the round as actions per job, the controller with its
+fail-safe rules, and the command line's common options. An integration (`adapters.slurm`)
+holds only its scheduler's I/O.
 
 See docs/ARCHITECTURE.md, "Adding a scheduler adapter".
 """
@@ -24,13 +25,7 @@ from apportion.adapters.framework.integration import (
     Seen,
     SetupError,
 )
-from apportion.adapters.framework.planner import (
-    Decision,
-    LocalPlanner,
-    PlanError,
-    Planner,
-    RemotePlanner,
-)
+from apportion.adapters.framework.planner import Decision, PlanError, RoundPlanner
 from apportion.adapters.framework.view import Job, Managed, View
 
 __all__ = [
@@ -46,13 +41,11 @@ __all__ = [
     "Integration",
     "Job",
     "Kind",
-    "LocalPlanner",
     "Managed",
     "PlanError",
-    "Planner",
     "ReadError",
-    "RemotePlanner",
     "Restarts",
+    "RoundPlanner",
     "RoundReport",
     "Seen",
     "Settings",

@@ -18,7 +18,7 @@ from typing import Any
 import structlog
 
 from apportion.adapters.framework.controller import Controller, Settings
-from apportion.adapters.framework.planner import LocalPlanner, Planner, RemotePlanner
+from apportion.adapters.framework.planner import RoundPlanner
 from apportion.cli.inputs import UsageError, parse_options
 
 #: Policies whose answer is not time fractions per GPU type: no round can enact them.
@@ -134,11 +134,11 @@ def settings(args: argparse.Namespace) -> Settings:
     )
 
 
-def planner(args: argparse.Namespace) -> Planner:
+def planner(args: argparse.Namespace) -> RoundPlanner:
     """In process, or the service at `--service`."""
     if args.service:
-        return RemotePlanner(args.service, timeout=args.service_timeout)
-    return LocalPlanner()
+        return RoundPlanner.remote(args.service, timeout=args.service_timeout)
+    return RoundPlanner()
 
 
 def usage_error(prog: str, message: str) -> int:

@@ -42,7 +42,7 @@ from apportion.adapters.framework.integration import (
     Restarts,
     Seen,
 )
-from apportion.adapters.framework.planner import Decision, PlanError, Planner
+from apportion.adapters.framework.planner import Decision, PlanError, RoundPlanner
 from apportion.adapters.framework.view import View
 from apportion.mechanism import Round
 
@@ -93,7 +93,7 @@ class Controller(Generic[S, J]):
     def __init__(
         self,
         integration: Integration[S, J],
-        planner: Planner,
+        planner: RoundPlanner,
         settings: Settings,
         *,
         out: TextIO | None = None,
@@ -197,13 +197,13 @@ class Controller(Generic[S, J]):
     def _round(self, view: View[J], decision: Decision) -> Round:
         snapshot = view.round_snapshot()
         ids = {job["id"] for job in snapshot["jobs"]}
-        allocation = {j: per for j, per in decision.allocation.items() if j in ids}
         if not ids or not snapshot["nodes"]:  # everything fixed, or no GPU left to hand out
             idle = {k: 0 for k in view.gpu_types}
             return Round(assignments=(), idle=idle, waiting=tuple(sorted(ids)))
+        # The answer's columns as they are: the round reads only the jobs it lists.
         return self.planner.next_round(
             snapshot,
-            allocation,
+            decision.allocation,
             view.round_received(),
             view.previous(),
             rule=self.settings.rule,

@@ -1,31 +1,29 @@
-"""Where the policy and the round are computed: in this process (`LocalPlanner`: `solver.solve`
-and `mechanism.next_round`) or by a running apportion service (`RemotePlanner`: `POST
-/v1/solve` and `POST /v1/rounds` through `client.ApportionClient`).
+"""Where the policy is computed and how its answer becomes a round: one `RoundPlanner` over a
+`client.Client`, in this process (`LocalClient`) or on a running apportion service
+(`ApportionClient`: `POST /v1/solve`), the same calls either way.
 
-Both answer the same two questions and fail the same way: a `PlanError` with one line saying
-what went wrong (service unreachable, solve without an allocation, input refused), upon which
-the controller changes nothing.
+The round is computed here, by the mechanism (`mechanism.next_round`), from the answer's columns
+as they come (`SolveResult.jobs`, a `JobTable`): an allocation crosses from the policy to the
+mechanism as the solver's arrays in process, or as JSON columns read back into arrays over HTTP,
+never as a mapping per job. Both fail the same way: a `PlanError` with one line saying what went
+wrong (service unreachable, solve without an allocation, input refused), upon which the
+controller changes nothing.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import httpx
 
-from apportion.client import ApportionClient, ServiceError
-from apportion.mechanism import Assignment, Round, allocation_of, next_round
+from apportion.client import Client, ServiceError, connect
+from apportion.mechanism import Round, next_round
 from apportion.solver.errors import InputError
 from apportion.solver.result import SolveResult
+from apportion.solver.result.table import JobTable
 from apportion.solver.snapshot import parse_snapshot
-
-if TYPE_CHECKING:
-    from apportion.mechanism.document import RoundResult
-
-Allocation = dict[str, dict[str, float]]
 
 
 class PlanError(RuntimeError):
@@ -34,159 +32,74 @@ class PlanError(RuntimeError):
 
 @dataclass(frozen=True)
 class Decision:
-    """A policy's answer as the controller uses it."""
+    """A policy's answer as the controller uses it: the allocation as the result's columns
+    (jobs × GPU types; `allocation.by_id(job)` reads one job)."""
 
-    allocation: Allocation
+    allocation: JobTable
     status: str
     warnings: tuple[str, ...] = ()
 
 
-class Planner(Protocol):
-    """Computes the allocation and the round."""
+class RoundPlanner:
+    """The policy by `client` (in process by default), the round by the mechanism here."""
 
-    where: str
+    def __init__(self, client: Client | None = None) -> None:
+        self.client = client or connect()
+        self.where = self.client.where
+
+    @classmethod
+    def remote(cls, url: str, timeout: float = 60.0, retries: int = 1) -> RoundPlanner:
+        """The policy by the service at `url`. Few retries and short waits: a round that cannot
+        be computed in time is skipped, not delayed."""
+        wait = httpx.Timeout(min(timeout, 10.0), read=timeout)
+        return cls(connect(url, timeout=wait, retries=retries, max_retry_wait=2.0))
+
+    def close(self) -> None:
+        self.client.close()
 
     def decide(
         self, snapshot: Mapping[str, Any], policy: str, options: Mapping[str, Any]
     ) -> Decision:
         """The policy's allocation for `snapshot`; `PlanError` when there is none."""
-        ...
+        # Columns both ways: the service writes the answer's arrays as JSON columns.
+        asked = {**options, "jobs_layout": "columns"}
+        try:
+            return _decision(self.client.solve(snapshot, policy=policy, options=asked))
+        except InputError as exc:
+            raise PlanError(f"{self._who} refused the snapshot: {exc.one_line()}") from None
+        except ServiceError as exc:
+            raise PlanError(f"apportion at {self.where}: {exc}") from None
 
     def next_round(
         self,
         snapshot: Mapping[str, Any],
-        allocation: Allocation,
+        allocation: JobTable | Mapping[str, Mapping[str, float]],
         received: Mapping[str, Mapping[str, float]],
         previous: Mapping[str, Mapping[str, int]],
         *,
         rule: str = "gavel",
         round_seconds: float | None = None,
     ) -> Round:
-        """The round for `allocation` under `rule` (`mechanism.Rule`; `deficit` needs
-        `round_seconds`); `PlanError` when it cannot be computed."""
-        ...
+        """The round for `allocation` (jobs the snapshot does not list are not in it) under
+        `rule` (`mechanism.Rule`; `deficit` needs `round_seconds`); `PlanError` when it cannot
+        be computed."""
+        try:
+            parsed = parse_snapshot(snapshot)
+            return next_round(
+                parsed, allocation, received, previous, rule=rule, round_seconds=round_seconds
+            )
+        except InputError as exc:
+            raise PlanError(f"the round refused its input: {exc.one_line()}") from None
+
+    @property
+    def _who(self) -> str:
+        return "the policy" if self.client.local else f"apportion at {self.where}"
 
 
 def _decision(result: SolveResult) -> Decision:
     if not result.status.has_solution:
         reasons = "; ".join(result.warnings[:2])
         raise PlanError(f"the solve ended {result.status.value} without an allocation {reasons}")
-    allocation, _ = allocation_of(result)
-    return Decision(allocation, result.status.value, tuple(result.warnings))
-
-
-class LocalPlanner:
-    """The policy and the round in this process."""
-
-    where = "in process"
-
-    def decide(
-        self, snapshot: Mapping[str, Any], policy: str, options: Mapping[str, Any]
-    ) -> Decision:
-        from apportion.solver.pipeline import solve  # the solver stack, only where it solves
-
-        try:
-            return _decision(solve(snapshot, policy=policy, options=options))
-        except InputError as exc:
-            raise PlanError(f"the policy refused the snapshot: {exc.one_line()}") from None
-
-    def next_round(
-        self,
-        snapshot: Mapping[str, Any],
-        allocation: Allocation,
-        received: Mapping[str, Mapping[str, float]],
-        previous: Mapping[str, Mapping[str, int]],
-        *,
-        rule: str = "gavel",
-        round_seconds: float | None = None,
-    ) -> Round:
-        try:
-            return next_round(
-                parse_snapshot(snapshot),
-                allocation,
-                received,
-                previous,
-                rule=rule,
-                round_seconds=round_seconds,
-            )
-        except InputError as exc:
-            raise PlanError(f"the round refused its input: {exc.one_line()}") from None
-
-
-class RemotePlanner:
-    """The policy and the round by a running apportion service at `url`. Few retries and short
-    waits: a round that cannot be computed in time is skipped, not delayed."""
-
-    def __init__(self, url: str, timeout: float = 60.0, retries: int = 1) -> None:
-        self.where = url
-        self._client = ApportionClient(
-            url,
-            timeout=httpx.Timeout(min(timeout, 10.0), read=timeout),
-            retries=retries,
-            max_retry_wait=2.0,
-        )
-
-    def close(self) -> None:
-        self._client.close()
-
-    def decide(
-        self, snapshot: Mapping[str, Any], policy: str, options: Mapping[str, Any]
-    ) -> Decision:
-        try:
-            return _decision(self._client.solve(snapshot, policy=policy, options=options))
-        except InputError as exc:
-            raise PlanError(
-                f"apportion at {self.where} refused the snapshot: {exc.one_line()}"
-            ) from None
-        except ServiceError as exc:
-            raise PlanError(f"apportion at {self.where}: {exc}") from None
-
-    def next_round(
-        self,
-        snapshot: Mapping[str, Any],
-        allocation: Allocation,
-        received: Mapping[str, Mapping[str, float]],
-        previous: Mapping[str, Mapping[str, int]],
-        *,
-        rule: str = "gavel",
-        round_seconds: float | None = None,
-    ) -> Round:
-        body = {
-            "snapshot": snapshot,
-            "allocation": allocation,
-            "received": received,
-            "previous": previous,
-            "rule": rule,
-            "round_seconds": round_seconds,
-        }
-        try:
-            return round_of(self._client.rounds(body))
-        except InputError as exc:
-            raise PlanError(
-                f"apportion at {self.where} refused the round: {exc.one_line()}"
-            ) from None
-        except ServiceError as exc:
-            raise PlanError(f"apportion at {self.where}: {exc}") from None
-
-
-def round_of(result: RoundResult) -> Round:
-    """The service's round answer as the library's `Round` (assignments in serving order, as
-    the service lists them; a null priority is infinite)."""
-    assignments = tuple(
-        Assignment(
-            job=job,
-            gpu_type=a.gpu_type,
-            placement=dict(a.placement),
-            kept=a.kept,
-            priority=math.inf if a.priority is None else a.priority,
-            shared_with=a.shared_with,
-        )
-        for job, a in result.assignments.items()
-    )
-    return Round(
-        assignments=assignments,
-        idle=dict(result.idle),
-        waiting=tuple(result.waiting),
-        reasons=dict(result.reasons),
-        elapsed=result.elapsed,
-    )
+    if not isinstance(result.jobs, JobTable):  # a result built by hand, not by a solve
+        raise PlanError("the answer's jobs are not columns")
+    return Decision(result.jobs, result.status.value, tuple(result.warnings))

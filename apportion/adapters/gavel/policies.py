@@ -30,7 +30,7 @@ from apportion.adapters.gavel.convert import (
     isolated_throughputs,
     translate,
 )
-from apportion.client import ApportionClient
+from apportion.client import Client, connect
 from apportion.solver.errors import InputError
 from apportion.solver.result import SolveResult
 from apportion.solver.status import Status
@@ -55,7 +55,8 @@ class GavelPolicy:
       keep working, and not used (apportion picks an exact backend; force one with
       `options={"backend": ...}`)
     - service_url: solve on a running service (`client.ApportionClient`) instead of in process
-    - client: an `ApportionClient` to use (and leave open); overrides `service_url`
+      (`client.LocalClient`): the same calls either way
+    - client: a `client.Client` to use (and leave open); overrides `service_url`
     - options: apportion options added to every solve (`time_limit`, `backend`, ...)
     """
 
@@ -68,13 +69,13 @@ class GavelPolicy:
         solver: str | None = None,
         *,
         service_url: str | None = None,
-        client: ApportionClient | None = None,
+        client: Client | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> None:
         self.solver = solver
         self.options = dict(options or {})
-        self._owned = client is None and service_url is not None
-        self._client = client or (ApportionClient(service_url) if service_url else None)
+        self._owned = client is None
+        self._client = client or connect(service_url)
         #: The apportion result behind the last allocation (objective, status, metrics).
         self.last_result: SolveResult | None = None
 
@@ -89,8 +90,8 @@ class GavelPolicy:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Close the HTTP client this policy opened (none in process)."""
-        if self._owned and self._client is not None:
+        """Close the client this policy opened (an HTTP connection pool; nothing in process)."""
+        if self._owned:
             self._client.close()
 
     def _policy_options(self) -> dict[str, Any]:
@@ -117,12 +118,7 @@ class GavelPolicy:
         policy = policy or self.POLICY
         options = {**self._policy_options(), **self.options}
         try:
-            if self._client is not None:
-                result = self._client.solve(snapshot, policy, options)
-            else:
-                from apportion.solver.pipeline import solve
-
-                result = solve(snapshot, policy=policy, options=options)
+            result = self._client.solve(snapshot, policy, options)
         except InputError as exc:
             raise route.caller_error(exc) from None
         if not result.status.has_solution:

@@ -27,8 +27,8 @@ from typing import TextIO
 from apportion.adapters.framework import (
     Controller,
     Kind,
-    LocalPlanner,
     ReadError,
+    RoundPlanner,
     RoundReport,
     Settings,
     SetupError,
@@ -120,9 +120,9 @@ def _try(cluster: Cluster, args: argparse.Namespace, out: TextIO) -> int:
         requeue_wait=min(30.0, args.round_seconds / 2),
     )
     dry = io.StringIO()
-    Controller(integration, LocalPlanner(), _dry(settings), out=dry).step()
+    Controller(integration, RoundPlanner(), _dry(settings), out=dry).step()
     out.write(f"\nthe first round as a dry run (apportion-slurm --dry-run):\n{dry.getvalue()}")
-    controller = Controller(integration, LocalPlanner(), settings)
+    controller = Controller(integration, RoundPlanner(), settings)
     failures = 0
     for _ in range(args.rounds):
         started = time.monotonic()

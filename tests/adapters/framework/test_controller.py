@@ -19,8 +19,8 @@ from apportion.adapters.framework import (
     Controller,
     Job,
     Kind,
-    LocalPlanner,
     Managed,
+    RoundPlanner,
     RoundReport,
     Settings,
     SetupError,
@@ -52,7 +52,7 @@ def _controller(
     options = {"allow_preemption": True, "round_seconds": ROUND, "rule": "deficit", **settings}
     return Controller(
         integration or MemoryIntegration(cluster),
-        settings.pop("planner", None) or LocalPlanner(),
+        settings.pop("planner", None) or RoundPlanner(),
         Settings(state, **{k: v for k, v in options.items() if k != "planner"}),
         clock=lambda: cluster.clock,
         out=io.StringIO(),
@@ -142,7 +142,7 @@ class _BrokenRead(MemoryIntegration):
         raise KeyError("gres")
 
 
-class _BrokenPlanner(LocalPlanner):
+class _BrokenPlanner(RoundPlanner):
     def next_round(self, *args: Any, **kwargs: Any) -> Round:
         raise ZeroDivisionError("division by zero")
 

@@ -13,8 +13,7 @@ from typing import Any
 from apportion.adapters.framework import (
     Controller,
     Kind,
-    LocalPlanner,
-    Planner,
+    RoundPlanner,
     RoundReport,
     Settings,
 )
@@ -36,14 +35,14 @@ START_SECONDS = 6.0
 def controller(
     cluster: Cluster,
     state: Path,
-    planner: Planner | None = None,
+    planner: RoundPlanner | None = None,
     scope: Scope | None = None,
     **settings: Any,
 ) -> Controller[SlurmState, SlurmJob]:
     """A controller on the test cluster (its SLURM_CONF), solving in process by default."""
     options = {"allow_preemption": True, "round_seconds": 3.0, "requeue_wait": 2.0, **settings}
     integration = SlurmIntegration(Slurm(cluster.env), TABLE, scope)
-    return Controller(integration, planner or LocalPlanner(), Settings(state, **options))
+    return Controller(integration, planner or RoundPlanner(), Settings(state, **options))
 
 
 def submit(cluster: Cluster, specs: list[tuple[str, str]], seconds: int = 300) -> list[str]:

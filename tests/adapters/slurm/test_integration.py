@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from apportion.adapters.framework import Kind, LocalPlanner, View
+from apportion.adapters.framework import Kind, RoundPlanner, View
 from apportion.adapters.framework.actions import plan_round, render
 from apportion.adapters.slurm.integration import PRIORITY_TOP, SlurmIntegration, SlurmState
 from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs, parse_nodes
@@ -144,11 +144,12 @@ def test_a_moved_job_is_requeued_then_restarted_once_back_in_the_queue() -> None
 
 def test_a_solved_round_on_the_recorded_cluster_fits_the_free_gpus() -> None:
     view = _view(allow_preemption=False)
-    planner = LocalPlanner()
+    planner = RoundPlanner()
     decision = planner.decide(view.policy_snapshot(), "max_min_fairness", {})
     rest = view.round_snapshot()
-    allocation = {j: x for j, x in decision.allocation.items() if j not in view.fixed}
-    rnd = planner.next_round(rest, allocation, view.round_received(), view.previous())
+    # The answer's columns as they are: the fixed jobs are not in the round's snapshot.
+    assert view.fixed and not {job["id"] for job in rest["jobs"]} & set(view.fixed)
+    rnd = planner.next_round(rest, decision.allocation, view.round_received(), view.previous())
     free = {n["id"]: n["gpus"] for n in rest["nodes"]}
     for action in plan_round(SLURM, view, rnd):
         if action.kind == Kind.START:

@@ -107,7 +107,7 @@ def test_over_many_rounds_time_per_type_follows_the_allocation(
     for job in ids:
         for kind in ("v100", "k80"):
             seconds = received.get(job, {}).get(kind, 0.0)
-            share = allocation.get(job, {}).get(kind, 0.0)
+            share = allocation.by_id(job).allocation.get(kind, 0.0)
             # Within a round of X·T by the deficit rule: the seconds a job loses each time
             # Slurm (re)starts it (solve, scontrol, start: 1-2 s) are repaid in later rounds;
             # with 8 s rounds the worst seen was 0.43 of a round.
