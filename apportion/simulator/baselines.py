@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from apportion.simulator.clients import Answer, Request
+from apportion.simulator.clients import Reply, Request
 from apportion.simulator.state import JobStates
 from apportion.solver.arraytypes import FloatArray, IntArray
 
@@ -115,7 +115,7 @@ class Baseline:
         self.options = dict(options)
         self.preemptive = bool(self.options.get("preemptive", preemptive))
 
-    def decide(self, request: Request) -> Answer:
+    def decide(self, request: Request) -> Reply:
         started = time.perf_counter()
         table, jobs = request.table, request.jobs
         key = self._key(table, jobs, self.options)
@@ -125,7 +125,7 @@ class Baseline:
             idle = table.cur_type[jobs] < 0
             order = jobs[np.lexsort((table.arrival[jobs], key, idle))]
         ids = table.ids
-        answer = Answer(
+        answer = Reply(
             status="optimal",
             allocation=greedy(table, order, request.free),
             order=[ids[j] for j in order.tolist()],

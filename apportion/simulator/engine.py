@@ -20,7 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from apportion.simulator.baselines import ALIASES, KEYS
-from apportion.simulator.clients import Answer, Decider, Request
+from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact import Enactor, make_enactor, policy_options
 from apportion.simulator.policies import canonical, make_decider
@@ -184,7 +184,7 @@ class Watched:
         self.baseline = decider.baseline
         self.stale_at = np.inf
 
-    def decide(self, request: Request) -> Answer:
+    def decide(self, request: Request) -> Reply:
         answer = self.decider.decide(request)
         if answer.usable:
             after = answer.revisit_after

@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from apportion.simulator.clients import Answer, PolicyError, Request
+from apportion.simulator.clients import PolicyError, Reply, Request
 
 Placement = dict[str, int]
 
@@ -32,7 +32,7 @@ class YarnCapacity:
             raise ValueError(f"{name}: unknown options {', '.join(sorted(unknown))}; use backfill")
         self.backfill = bool(options.get("backfill", False))
 
-    def decide(self, request: Request) -> Answer:
+    def decide(self, request: Request) -> Reply:
         started = time.perf_counter()
         document = request.document
         nodes = document.get("nodes")
@@ -44,7 +44,7 @@ class YarnCapacity:
         table = request.table
         if len(running) < int((table.cur_type[request.jobs] >= 0).sum()):
             raise PolicyError(f"{self.name} needs running placements: use schedule mode")
-        answer = Answer(status="optimal")
+        answer = Reply(status="optimal")
         for job in running:
             _hold(answer, job, job["placement"], kind, free)
         waiting = [job for job in document["jobs"] if "placement" not in job]
@@ -90,7 +90,7 @@ def consolidated(
 
 
 def _hold(
-    answer: Answer,
+    answer: Reply,
     job: Mapping[str, Any],
     placement: Placement,
     kind: Mapping[str, str | None],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apportion.simulator.clients import Answer, Request
+from apportion.simulator.clients import Reply, Request
 from apportion.simulator.config import GAVEL_RESET_SECONDS, Resolve, SimConfig
 from apportion.simulator.engine import Engine, simulate
 from apportion.simulator.sources import TraceSpec
@@ -89,7 +89,7 @@ def test_agnostic_max_min_on_gavels_trace_never_runs_a_job_where_it_cannot_progr
     given: list[float] = []
     decide = engine.decider.decide
 
-    def watched(request: Request) -> Answer:
+    def watched(request: Request) -> Reply:
         answer = decide(request)
         given.extend(answer.allocation.get(j, {}).get("k80", 0.0) for j in no_k80)
         return answer

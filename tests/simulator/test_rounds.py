@@ -104,7 +104,9 @@ def test_received_time_per_type_converges_to_the_allocation(rounds: int, rule: s
     engine = Engine(trace(jobs, {"v100": 1, "p100": 1, "k80": 1}), config)
     result = engine.run()
     assert result.summary["policy_calls"] == 1
-    allocation = engine.enactor.allocation  # type: ignore[attr-defined]
+    # The policy's answer reaches the mechanism as its columns, one row per job.
+    columns = engine.enactor.allocation  # type: ignore[attr-defined]
+    allocation = {job.id: job.allocation for job in columns}
     assert sum(len(per) > 1 for per in allocation.values()) == 3
     for _, row in result.records.iterrows():
         for kind in ("v100", "p100", "k80"):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from apportion.simulator.clients import Answer, Decider
+from apportion.simulator.clients import Decider, Reply
 from apportion.simulator.config import SimConfig
 from apportion.simulator.overhead import Overhead
 from apportion.simulator.state import JobStates, Running
@@ -31,7 +31,7 @@ class CallLog:
     termination: list[str] = field(default_factory=list)
     mechanism_seconds: float = 0.0  # in `mechanism.next_round` (rounds mode)
 
-    def add(self, now: float, jobs: int, answer: Answer) -> None:
+    def add(self, now: float, jobs: int, answer: Reply) -> None:
         self.time.append(now)
         self.seconds.append(answer.seconds)
         self.solver_seconds.append(answer.solver_seconds)

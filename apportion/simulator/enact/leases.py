@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from apportion.simulator.clients import Answer, Decider, Request
+from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact.common import (
     CallLog,
@@ -81,7 +81,7 @@ class LeaseEnactor:
         running = self._running(active, now)
         holding = {j for j, held in running.items() if held.until > now}
         request = self._request(now, active, running, holding)
-        answer: Answer = self.decider.decide(request)
+        answer: Reply = self.decider.decide(request)
         self.calls.add(now, int(active.size), answer)
         kept = {j: dict(running[j].placement) for j in holding}
         placements = self._placements(answer, request, running, kept) if answer.usable else kept
@@ -138,7 +138,7 @@ class LeaseEnactor:
 
     def _placements(
         self,
-        answer: Answer,
+        answer: Reply,
         request: Request,
         running: Mapping[int, Held],
         kept: dict[int, Placement],

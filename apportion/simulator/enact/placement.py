@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from apportion.simulator.clients import Answer, Decider, Request
+from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact.common import (
     NodeEnactor,
@@ -81,7 +81,7 @@ class PlacementEnactor(NodeEnactor):
             slowdown = self._slowdown(self.placements, placed)
         return running_from(table, self.placements, types, slowdown)
 
-    def _chosen(self, answer: Answer, active: list[int]) -> dict[int, Placement]:
+    def _chosen(self, answer: Reply, active: list[int]) -> dict[int, Placement]:
         """The placements after this answer: every active job it places, where it places it."""
         table = self.table
         ranked = answer.order or (list(answer.allocation) if not answer.placement else [])
@@ -100,7 +100,7 @@ class PlacementEnactor(NodeEnactor):
             check_placements(table, self._rules, chosen, self.decider.name)
         return chosen
 
-    def _first_fit(self, answer: Answer, order: list[int]) -> dict[int, Placement]:
+    def _first_fit(self, answer: Reply, order: list[int]) -> dict[int, Placement]:
         """Running jobs keep their nodes; the allocated waiting ones, in `order`, go first-fit."""
         kept = {j: p for j, p in self.placements.items() if self.table.ids[j] in answer.allocation}
         free = dict(self._gpus)

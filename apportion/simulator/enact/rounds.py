@@ -14,12 +14,13 @@ their pair throughputs and their GPUs are counted once.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
-from apportion.mechanism.arrays import Cluster
+from apportion.mechanism.arrays import Allocation, Cluster
 from apportion.mechanism.rounds import Plan, Planner
 from apportion.mechanism.types import PairShare
-from apportion.simulator.clients import Answer, Decider, Request
+from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact.common import CallLog, Holdings, Placement, running_from
 from apportion.simulator.enact.contention import Slowdown
@@ -40,7 +41,7 @@ class RoundsEnactor:
         self.table, self.decider, self.config = table, decider, config
         self.calls = CallLog()
         self.holdings = Holdings(table, config.overhead)
-        self.allocation: dict[str, dict[str, float]] = {}
+        self.allocation: Allocation = {}
         self.pairs: list[dict[str, Any]] = []
         # Seconds each offered pair has run together per type since the allocation.
         self.together: dict[tuple[str, str], dict[str, float]] = {}
@@ -49,7 +50,7 @@ class RoundsEnactor:
         self._backfill = config.resolve_for(decider.baseline).backfill
         self._covered: set[int] = set()  # the jobs the last solve was asked about
         self._version = -1
-        self._allocation: dict[str, dict[str, float]] = {}
+        self._allocation: Allocation = {}
         self._shares: list[Any] = []
         self._pair_rates: dict[tuple[str, str], dict[str, list[float]]] = {}
         contention = table.trace.contention
@@ -105,7 +106,11 @@ class RoundsEnactor:
         """What the mechanism is given until the jobs or the allocation change: the allocation
         of jobs still active, and the policy's pairs among them with their time together."""
         ids = [self.table.ids[j] for j in active.tolist()]
-        self._allocation = {i: self.allocation[i] for i in ids if i in self.allocation}
+        given = self.allocation
+        # A policy's columns go as they are: the mechanism reads only the snapshot's jobs.
+        if isinstance(given, Mapping):
+            given = {i: given[i] for i in ids if i in given}
+        self._allocation = given
         alive = set(ids)
         self._shares = [
             PairShare(p["a"], p["b"], p["allocation"], self.together.setdefault(_key(p), {}))
@@ -128,12 +133,12 @@ class RoundsEnactor:
         return Request(self.table, active, now, build)
 
     def _solve(self, request: Request, now: float) -> None:
-        answer: Answer = self.decider.decide(request)
+        answer: Reply = self.decider.decide(request)
         self.calls.add(now, int(request.jobs.size), answer)
         if not answer.usable:
             return  # keep enacting the last allocation the policy stood behind
         self._covered = set(request.jobs.tolist())
-        self.allocation = answer.allocation
+        self.allocation = answer.columns if answer.columns is not None else answer.allocation
         self.pairs = answer.pairs
         # Gavel's priorities compare X with the time received since X was computed.
         self.table.since[:] = 0.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from apportion.simulator.clients import Answer, Decider, PolicyError, Request
+from apportion.simulator.clients import Decider, PolicyError, Reply, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact.common import (
     NodeEnactor,
@@ -50,7 +50,7 @@ class ScheduleEnactor(NodeEnactor):
         self.holdings.enact(now, self.placements, types)
         return running_from(table, self.placements, types)
 
-    def _enacted(self, answer: Answer, active: IntArray) -> dict[int, Placement]:
+    def _enacted(self, answer: Reply, active: IntArray) -> dict[int, Placement]:
         """Every job the answer runs, where it says, where it was, or first fit."""
         table = self.table
         ids = {table.ids[j] for j in active.tolist()}

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from apportion.simulator.clients import Answer
+from apportion.simulator.clients import Reply
 from apportion.simulator.snapshots import cluster_part
 from apportion.simulator.state import JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
@@ -44,7 +44,7 @@ class ServiceClock:
         self.waited[idle] += step.end - step.start
         self.ran[running.jobs] = True
 
-    def promote(self, answer: Answer) -> None:
+    def promote(self, answer: Reply) -> None:
         index = self.table.index
         for job_id, metrics in answer.metrics.items():
             if metrics.get("promoted"):
