@@ -25,3 +25,59 @@ def load_fixture(name: str) -> dict[str, Any]:
 @pytest.fixture
 def gavel_physical() -> dict[str, Any]:
     return load_fixture("gavel_physical_96.json")
+
+
+# Markers (registered in pyproject.toml): what a test needs beyond this process, and `slow`.
+# Every test needing a service, a browser, a notebook kernel or a live Slurm cluster is slow
+# too, so `pytest -m "not slow"` is the quick subset a contributor runs while CI runs all.
+TESTS = Path(__file__).resolve().parent
+NEEDS = ("service", "slurm", "browser", "notebook")
+#: Folders and files whose every test needs something (paths relative to tests/).
+MARKED_PATHS: dict[str, tuple[str, ...]] = {
+    "notebooks/": ("notebook",),
+    "api/test_web.py": ("browser",),
+    "api/test_docs_page.py": ("browser",),
+    "test_readme.py": ("service",),
+}
+#: Tests that take seconds on two cores (a long solve, a full replay, a subprocess per case),
+#: by file, or file::test for every parameter of one test.
+SLOW_PATHS: tuple[str, ...] = (
+    "test_architecture.py",
+    "cli/test_robustness.py",
+    "conformance/test_conformance.py",
+    "formulations/fairness/test_fleet.py",
+    "formulations/objectives/test_finish_time_fairness.py::test_jobs_far_past_their_isolated_finish_have_rho_near_1e3",
+    "formulations/objectives/test_finish_time_fairness.py::test_equals_bisection_over_feasibility_lps",
+    "formulations/objectives/test_finish_time_fairness.py::test_large_rho_converges_to_the_exact_optimum",
+    "formulations/objectives/test_makespan.py::test_jobs_needing_tiny_time_fractions_finish",
+    "formulations/deadlines/test_replay.py",
+    "formulations/placement/test_rules.py::test_time_limit_returns_the_best_placement_and_says_how_good",
+    "formulations/placement/test_reference.py::test_under_a_time_limit_the_answer_is_optimal_only_with_a_proof",
+    "formulations/elastic/test_search.py::test_a_milp_stopped_before_its_start_leaves_the_rounded_answer_feasible",
+)
+
+
+def _needs(item: pytest.Item) -> set[str]:
+    """What `item` needs: by its path, by a live Slurm cluster among its fixtures, by a service
+    started from `tests/api/service.py` in its module."""
+    where = item.path.relative_to(TESTS).as_posix()
+    needs = {m for path, marks in MARKED_PATHS.items() if where.startswith(path) for m in marks}
+    if "slurm_cluster" in getattr(item, "fixturenames", ()):
+        needs.add("slurm")
+    module = getattr(item, "module", None)
+    if module is not None and any(
+        getattr(value, "__module__", None) == "tests.api.service" for value in vars(module).values()
+    ):
+        needs.add("service")
+    return needs
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        name = f"{where}::{item.name.partition('[')[0]}"
+        needs = _needs(item)
+        for mark in sorted(needs):
+            item.add_marker(getattr(pytest.mark, mark))
+        if needs or any(name == p or where == p for p in SLOW_PATHS):
+            item.add_marker(pytest.mark.slow)
