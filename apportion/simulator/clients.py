@@ -138,7 +138,9 @@ class Reply:
         if self._placement is None:
             table = self.columns
             self._placement = (
-                {} if table is None else {table.ids[r]: p for r, p in table.placements.items() if p}
+                {}
+                if table is None
+                else {table.ids[r]: p for r, p in sorted(table.placements.items()) if p}
             )
         return self._placement
 
