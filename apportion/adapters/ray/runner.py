@@ -1,0 +1,68 @@
+"""What holds a job's placement group on Ray: one actor per job, in its group's first bundle,
+running the job's entrypoint as a subprocess.
+
+The actor asks for the bundle's GPUs (so Ray sets `CUDA_VISIBLE_DEVICES` for it and the
+entrypoint inherits it) and no CPU. The entrypoint runs in a session of its own, with
+`APPORTION_*` variables saying where the round placed it; should the actor die without stopping
+it (its group removed by someone else, its raylet killed), the kernel kills it too
+(`PR_SET_PDEATHSIG`), so no entrypoint outlives the GPUs Ray gave it.
+
+Stopping (`terminate`) is the job's checkpoint contract: SIGTERM to the entrypoint's process
+group, `grace` seconds to save its state and exit, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: killed when the actor's process ends (Linux only)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class JobRunner:
+    """The actor's class (made a Ray actor by `raycluster`, so this module needs no Ray)."""
+
+    def __init__(self, entrypoint: str, cwd: str | None, env: Mapping[str, str]) -> None:
+        where = cwd if cwd and os.path.isdir(cwd) else None
+        self.process = subprocess.Popen(
+            ["/bin/sh", "-c", entrypoint],
+            cwd=where,
+            env={**os.environ, **env},
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+    def poll(self) -> int | None:
+        """The entrypoint's exit code, or None while it runs."""
+        return self.process.poll()
+
+    def pid(self) -> int:
+        return self.process.pid
+
+    def terminate(self, grace: float) -> int:
+        """SIGTERM to the entrypoint's process group, SIGKILL after `grace` seconds; its exit
+        code."""
+        if self.process.poll() is None:
+            self._signal(signal.SIGTERM)
+            try:
+                return self.process.wait(grace)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+        return self.process.wait()
+
+    def _signal(self, number: int) -> None:
+        try:
+            os.killpg(self.process.pid, number)
+        except ProcessLookupError:  # exited in between
+            pass
