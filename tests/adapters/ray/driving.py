@@ -67,16 +67,38 @@ def settled(seconds: float = 20.0) -> dict[str, dict[str, Any]]:
         time.sleep(0.2)
 
 
+#: Notes each start and each stop (SIGTERM, the checkpoint contract) in `marks/<job>`.
+ENTRYPOINT = (
+    'echo "start $APPORTION_START $APPORTION_GPU_TYPE $$" >> {marks}/$APPORTION_JOB_ID; '
+    'trap \'echo "stop $$" >> {marks}/$APPORTION_JOB_ID; exit 0\' TERM; sleep 600 & wait'
+)
+
+
 def submit(queue: JobQueue, specs: list[tuple[int, str]], marks: Path) -> list[str]:
-    """Jobs that note each start in `marks/<id>` and sleep; their ids."""
+    """Jobs that note each start and stop in `marks/<id>` and sleep; their ids."""
     marks.mkdir(parents=True, exist_ok=True)
-    entry = f'echo "$APPORTION_START $APPORTION_GPU_TYPE" >> {marks}/$APPORTION_JOB_ID; exec sleep 600'
+    entry = ENTRYPOINT.format(marks=marks)
     return [queue.submit(model, gpus, entry).id for gpus, model in specs]
 
 
 def starts(marks: Path, job: str) -> list[str]:
+    """The job's entrypoint's starts: `start N TYPE PID` lines."""
+    return [line for line in lines(marks, job) if line.startswith("start ")]
+
+
+def lines(marks: Path, job: str) -> list[str]:
     path = marks / job
     return path.read_text().splitlines() if path.exists() else []
+
+
+def never_twice(marks: Path, job: str) -> int:
+    """Asserts the job's entrypoint never ran twice at once (each start is stopped before the
+    next); how many run now (0 or 1)."""
+    running = 0
+    for line in lines(marks, job):
+        running += 1 if line.startswith("start ") else -1
+        assert running in (0, 1), (job, lines(marks, job))
+    return running
 
 
 def clear(queue: JobQueue) -> None:
