@@ -4,7 +4,7 @@ adapter's queue only.
 How a round is enacted:
 
 - start a job: `start J TYPE NODE:G+...`: a detached placement group named
-  `apportion-<queue>-J`, one bundle per node (`GPU`, the type's and the node's resource, G
+  `apportion-<queue>-J.<start>`, one bundle per node (`GPU`, the type's and the node's resource, G
   each), and in its first bundle the actor that runs the job's entrypoint (`runner`); the
   queue records the start;
 - stop a running job: `stop J`: the checkpoint contract (SIGTERM to the entrypoint, `grace`
@@ -62,6 +62,7 @@ class RayIntegration:
         self.cluster, self.queue, self.table = cluster, queue, table
         self.scope = Scope(queue.queue, nodes)
         self.settle = settle
+        self._names: dict[str, str] = {}  # job → its group, as last read
         self.log = structlog.get_logger("apportion.ray")
 
     def read(self) -> RayState:
@@ -70,7 +71,7 @@ class RayIntegration:
             rows = {j.id: j for j in self.queue.jobs()}
             ours = {j: g for g in groups if (j := self.scope.owns(g.name)) is not None}
             exits = self.cluster.poll(
-                group_name(self.queue.queue, j)
+                g.name
                 for j, g in ours.items()
                 if g.state == "CREATED" and j in rows and rows[j].active
             )
@@ -85,6 +86,7 @@ class RayIntegration:
             held_back = _unsettled(rows, ours, exits)
         active = [j for j in rows.values() if j.active]
         running = {j: g for j, g in ours.items() if j in rows and rows[j].active}
+        self._names = {j: g.name for j, g in ours.items()}
         return RayState(nodes, groups, active, running, held_back)
 
     def seen(self, state: RayState) -> Iterable[Seen]:
@@ -111,12 +113,11 @@ class RayIntegration:
 
     def enact(self, command: Command) -> None:
         verb, job_id, *rest = command
-        name = group_name(self.queue.queue, job_id)
         try:
             if verb == "start":
-                self._start(job_id, name, rest[0], _placement(rest[1]))
+                self._start(job_id, rest[0], _placement(rest[1]))
             elif verb == "stop":
-                self.cluster.stop(name)
+                self.cluster.stop(self._names.pop(job_id, ""))
                 self.queue.requeued(job_id)
             else:
                 raise EnactError(f"unknown command {verb!r}")
@@ -156,10 +157,13 @@ class RayIntegration:
         self.queue.close()
         self.cluster.close()
 
-    def _start(self, job_id: str, name: str, gpu_type: str, placement: dict[str, int]) -> None:
+    def _start(self, job_id: str, gpu_type: str, placement: dict[str, int]) -> None:
         job = self.queue.get(job_id)
         if not job.active:
             raise EnactError(f"job {job_id} is {job.state}")
+        if job_id in self._names:
+            raise EnactError(f"job {job_id} runs already ({self._names[job_id]})")
+        name = group_name(self.queue.queue, job_id, job.starts + 1)
         env = {
             "APPORTION_JOB_ID": job_id,
             "APPORTION_GPU_TYPE": gpu_type,
@@ -168,6 +172,7 @@ class RayIntegration:
             "APPORTION_START": str(job.starts + 1),
         }
         self.cluster.start(name, gpu_type, placement, (job.entrypoint, job.cwd, env))
+        self._names[job_id] = name
         self.queue.started(job_id, gpu_type, placement)
 
     def _settle(

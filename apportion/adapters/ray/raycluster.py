@@ -11,8 +11,8 @@ else. Enacted state is read from `placement_group_table()` (what the GCS holds n
 `available_resources()`, which lags by seconds.
 
 Groups and actors are detached (they outlive the adapter's connection: a restarted adapter
-finds them) and named `apportion-<queue>-<job>`: Ray refuses a second group or actor of the
-same name, so a job is never started twice.
+finds them) and named `apportion-<queue>-<job>.<start>`: a job Ray holds a group for is running (the
+adapter never starts it again), and Ray refuses a second group or actor of the same name.
 """
 
 from __future__ import annotations
@@ -57,8 +57,10 @@ class Group:
     by_node_id: dict[str, int] = field(default_factory=dict)
 
 
-def group_name(queue: str, job_id: str) -> str:
-    return f"apportion-{queue}-{job_id}"
+def group_name(queue: str, job_id: str, start: int) -> str:
+    """`apportion-<queue>-<job>.<start>`: a name per start, as Ray frees a removed group's
+    actor name only once the actor is dead."""
+    return f"apportion-{queue}-{job_id}.{start}"
 
 
 def bundles(gpu_type: str, placement: Mapping[str, int]) -> list[dict[str, float]]:
@@ -254,17 +256,25 @@ class RayCluster:
         self.remove(name)
 
     def remove(self, name: str) -> None:
-        """Remove the group named `name` (and with it its actor)."""
+        """Remove the group named `name`, and kill its actor: one whose creation was still
+        pending would otherwise keep its name."""
+        import ray
         from ray import PlacementGroupID
         from ray.util.placement_group import PlacementGroup, remove_placement_group
 
         group_id = self._ids.get(name)
         if group_id is None:
             raise RayError(f"placement group {name}: Ray does not hold it")
+        handle = self._handle(name)
         try:
             remove_placement_group(PlacementGroup(PlacementGroupID.from_hex(group_id)))
         except Exception as exc:
             raise RayError(f"placement group {name}: {_first_line(exc)}") from None
+        if handle is not None:
+            try:
+                ray.kill(handle, no_restart=True)
+            except Exception:  # dead already: nothing holds the name
+                pass
         self._handles.pop(name, None)
         self._ids.pop(name, None)
         self._states.pop(name, None)

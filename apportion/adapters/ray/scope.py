@@ -2,7 +2,7 @@
 nodes.
 
 - queue: the adapter schedules the jobs of this queue of its queue file, and touches only the
-  placement groups it named for them (`apportion-<queue>-<job>`); every other group, actor or
+  placement groups it named for them (`apportion-<queue>-<job>.<start>`); every other group, actor or
   task on the cluster is someone else's: not touched, its GPUs not there for the rounds;
 - nodes: the adapter hands out the GPUs of these nodes (their `apportion_node_<name>`
   resource); none given: every node that declares a name and a GPU type.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from apportion.adapters.ray.raycluster import RayNode, group_name
+from apportion.adapters.ray.raycluster import RayNode
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,11 @@ class Scope:
 
     def owns(self, name: str) -> str | None:
         """The job id whose placement group is named `name`, None when it is not ours."""
-        prefix = group_name(self.queue, "")
-        rest = name[len(prefix) :] if name.startswith(prefix) else ""
-        return rest if rest.isdigit() else None
+        prefix = f"apportion-{self.queue}-"
+        if not name.startswith(prefix):
+            return None
+        job, _, start = name[len(prefix) :].partition(".")
+        return job if job.isdigit() and start.isdigit() else None
 
     def describe(self) -> str:
         nodes = f"; nodes {','.join(sorted(self.nodes))}" if self.nodes else ""

@@ -46,7 +46,7 @@ def held(queue: JobQueue) -> dict[str, tuple[str | None, dict[str, int]]]:
     """Job id → (type, placement) of each of the queue's jobs Ray holds a group for."""
     prefix = f"apportion-{queue.queue}-"
     return {
-        name[len(prefix) :]: (g["type"], g["placement"])
+        name[len(prefix) :].partition(".")[0]: (g["type"], g["placement"])
         for name, g in groups().items()
         if name.startswith(prefix)
     }
@@ -102,12 +102,26 @@ def never_twice(marks: Path, job: str) -> int:
 
 
 def clear(queue: JobQueue) -> None:
-    """Cancel the queue's jobs and remove every group Ray holds (between tests only)."""
-    from ray.util.placement_group import PlacementGroup, placement_group_table, remove_placement_group
+    """Cancel the queue's jobs, remove every group Ray holds and wait for their actors to be
+    gone (between tests only)."""
+    import ray
     from ray import PlacementGroupID
+    from ray.util.placement_group import (
+        PlacementGroup,
+        placement_group_table,
+        remove_placement_group,
+    )
 
     for job in queue.jobs(("queued", "running")):
         queue.cancel(job.id)
+    names = []
     for entry in placement_group_table().values():
         if entry["state"] != "REMOVED":
-            remove_placement_group(PlacementGroup(PlacementGroupID.from_hex(entry["placement_group_id"])))
+            group_id = PlacementGroupID.from_hex(entry["placement_group_id"])
+            remove_placement_group(PlacementGroup(group_id))
+            names.append(entry["name"])
+    for name in names:
+        try:
+            ray.kill(ray.get_actor(name, namespace="apportion"), no_restart=True)
+        except ValueError:  # gone already
+            pass

@@ -62,11 +62,13 @@ def test_each_round_ray_holds_exactly_the_rounds_plan(
                 resumed.add(action.job)
         time.sleep(2.0)
     assert preempted and resumed, "the rounds did not exercise preemption and restart"
-    time.sleep(1.0)  # the last round's actors start their entrypoints
+    deadline = time.monotonic() + 20  # the last round's actors start their entrypoints
+    while time.monotonic() < deadline and any(len(starts(marks, j)) < begun[j] for j in ids):
+        time.sleep(0.2)
     for job in ids:
         marked = starts(marks, job)
         assert len(marked) == begun[job], (job, marked, begun[job])
-        assert [line.split()[0] for line in marked] == [str(n + 1) for n in range(begun[job])]
+        assert [line.split()[1] for line in marked] == [str(n + 1) for n in range(begun[job])]
         assert queue.get(job).starts == begun[job]
     ctl.step()
     assert ctl.ledger is not None

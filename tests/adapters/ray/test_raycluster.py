@@ -19,7 +19,7 @@ NODE = {
 }
 GROUP = {
     "placement_group_id": "780e50c144891921d317011f157f01000000",
-    "name": "apportion-default-12",
+    "name": "apportion-default-12.3",
     "bundles": {
         "0": {"apportion_gpu_v100": 2.0, "apportion_node_n1": 2.0, "GPU": 2.0},
         "1": {"apportion_gpu_v100": 4.0, "apportion_node_n2": 4.0, "GPU": 4.0},
@@ -54,12 +54,13 @@ def test_a_node_with_two_types_or_too_small_a_name_resource_is_not_scheduled() -
 
 def test_a_group_reads_back_as_its_type_and_placement() -> None:
     group = parse_group(GROUP)
-    assert (group.name, group.state, group.gpu_type) == ("apportion-default-12", "CREATED", "v100")
+    assert (group.name, group.state, group.gpu_type) == ("apportion-default-12.3", "CREATED", "v100")
     assert group.placement == {"n1": 2, "n2": 4}
     assert group.by_node_id == {"d18534": 2, "aa01": 4}
     assert Scope().owns(group.name) == "12"
     assert Scope("other").owns(group.name) is None
-    assert Scope().owns("apportion-default-x") is None
+    assert Scope().owns("apportion-default-x.1") is None
+    assert Scope().owns("apportion-default-12") is None
 
 
 def test_a_jobs_bundles_pin_type_and_node_and_read_back_as_its_placement() -> None:
@@ -68,6 +69,5 @@ def test_a_jobs_bundles_pin_type_and_node_and_read_back_as_its_placement() -> No
         {"GPU": 4.0, "apportion_gpu_k80": 4.0, "apportion_node_n3": 4.0},
         {"GPU": 2.0, "apportion_gpu_k80": 2.0, "apportion_node_n4": 2.0},
     ]
-    entry = {**GROUP, "bundles": dict(enumerate(asked))}
-    group = parse_group({**entry, "bundles": {str(i): b for i, b in enumerate(asked)}})
+    group = parse_group({**GROUP, "bundles": {str(i): b for i, b in enumerate(asked)}})
     assert (group.gpu_type, group.placement) == ("k80", {"n3": 4, "n4": 2})
