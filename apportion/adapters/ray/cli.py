@@ -26,7 +26,7 @@ from apportion.adapters.framework import cli
 from apportion.adapters.framework.controller import Controller
 from apportion.adapters.framework.integration import SetupError
 from apportion.adapters.framework.table import load_table
-from apportion.adapters.ray.queue import ACTIVE, STATES, JobQueue, QueueError, QueuedJob
+from apportion.adapters.ray.queue import ACTIVE, STATES, JobQueue, QueuedJob, QueueError
 from apportion.cli.inputs import UsageError
 from apportion.solver.errors import InputError
 
@@ -151,7 +151,9 @@ def _run(args: argparse.Namespace) -> int:
         from apportion.adapters.ray.integration import RayIntegration
         from apportion.adapters.ray.raycluster import RayCluster
     except ImportError as exc:
-        raise UsageError(f"Ray is not installed ({exc.name}): pip install 'apportion[ray]'")
+        raise UsageError(
+            f"Ray is not installed ({exc.name}): pip install 'apportion[ray]'"
+        ) from None
     try:
         args.policy = cli.check_policy(args.policy)
         settings = cli.settings(args)

@@ -138,15 +138,16 @@ class RayIntegration:
             if node.alive and node.problem is not None:
                 raise SetupError(f"Ray node {node.node_id[:12]} {node.problem}")
         named = [n for n in nodes if n.alive and n.name is not None]
-        twice = sorted({n.name for n in named if sum(m.name == n.name for m in named) > 1})
+        names = [str(n.name) for n in named]
+        twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
-            raise SetupError(f"node name(s) {', '.join(map(str, twice))} declared twice")
+            raise SetupError(f"node name(s) {', '.join(twice)} declared twice")
         scheduled = [n for n in nodes if self.scope.schedules(n)]
         if not scheduled:
             raise SetupError(
                 f"no Ray node in scope declares a GPU type and a name "
-                f"(ray start --num-gpus N --resources '{{\"apportion_gpu_TYPE\": N, "
-                f"\"apportion_node_NAME\": N}}'); scope: {self.scope.describe()}"
+                f'(ray start --num-gpus N --resources \'{{"apportion_gpu_TYPE": N, '
+                f'"apportion_node_NAME": N}}\'); scope: {self.scope.describe()}'
             )
         try:
             check_columns(self.table, {str(n.gpu_type) for n in named if n.gpu_type})
@@ -226,4 +227,3 @@ def _state(row: QueuedJob | None) -> str:
 def _placement(text: str) -> dict[str, int]:
     """`n1:4+n2:4` → {n1: 4, n2: 4}."""
     return {node: int(gpus) for node, _, gpus in (p.rpartition(":") for p in text.split("+"))}
-

@@ -42,12 +42,12 @@ def build_managed(
     types = {str(n.gpu_type) for n in usable.values()}
     free = {n.name: n.gpus for n in usable.values() if n.name is not None}
     ours = {group.id for group in state.running.values()}
-    for group in state.groups:  # GPUs held by anything else
-        if group.id not in ours:
-            for node_id, gpus in group.by_node_id.items():
-                node = usable.get(node_id)
-                if node is not None and node.name is not None:
-                    free[node.name] = max(0, free[node.name] - gpus)
+    for other in state.groups:  # GPUs held by anything else
+        if other.id not in ours:
+            for node_id, gpus in other.by_node_id.items():
+                name = usable[node_id].name if node_id in usable else None
+                if name is not None:
+                    free[name] = max(0, free[name] - gpus)
     jobs: list[Job[QueuedJob]] = []
     skipped: dict[str, str] = {}
     for job in state.jobs:
@@ -57,9 +57,9 @@ def build_managed(
             jobs.append(_job(job, group, table, types))
             continue
         skipped[job.id] = why
-        for node, gpus in (group.placement if group else {}).items():
-            if node in free:
-                free[node] = max(0, free[node] - gpus)
+        for where, gpus in (group.placement if group else {}).items():
+            if where in free:
+                free[where] = max(0, free[where] - gpus)
     nodes = {name: (str(names[name].gpu_type), gpus) for name, gpus in free.items()}
     return Managed(nodes=nodes, jobs=jobs, skipped=skipped)
 

@@ -17,7 +17,9 @@ adapter never starts it again), and Ray refuses a second group or actor of the s
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,7 +142,7 @@ class RayCluster:
                     address=self.address,
                     namespace=NAMESPACE,
                     log_to_driver=False,
-                    logging_level="error",
+                    logging_level=logging.ERROR,
                     configure_logging=False,
                 )
         except Exception as exc:  # ConnectionError, or Ray's own on a bad address
@@ -149,7 +151,7 @@ class RayCluster:
             from apportion.adapters.ray import runner
 
             # By value: the nodes need only Ray, not apportion, to run the actor.
-            ray.cloudpickle.register_pickle_by_value(runner)
+            ray.cloudpickle.register_pickle_by_value(runner)  # type: ignore[no-untyped-call]
             self._runner = ray.remote(runner.JobRunner)
 
     def close(self) -> None:
@@ -166,7 +168,7 @@ class RayCluster:
 
         self.connect()
         try:
-            return [parse_node(entry) for entry in ray.nodes()]
+            return [parse_node(entry) for entry in ray.nodes()]  # type: ignore[no-untyped-call]
         except Exception as exc:
             raise RayError(f"cannot list Ray's nodes: {exc}") from None
 
@@ -249,10 +251,9 @@ class RayCluster:
 
         handle = self._handle(name) if self._states.get(name) == "CREATED" else None
         if handle is not None:
-            try:
+            # Gone already, or stuck: removing the group kills what is left.
+            with suppress(RayActorError, GetTimeoutError):
                 ray.get(handle.terminate.remote(self.grace), timeout=self.grace + 10.0)
-            except (RayActorError, GetTimeoutError):
-                pass  # gone already, or stuck: removing the group kills what is left
         self.remove(name)
 
     def remove(self, name: str) -> None:
@@ -271,10 +272,8 @@ class RayCluster:
         except Exception as exc:
             raise RayError(f"placement group {name}: {_first_line(exc)}") from None
         if handle is not None:
-            try:
+            with suppress(Exception):  # dead already: nothing holds the name
                 ray.kill(handle, no_restart=True)
-            except Exception:  # dead already: nothing holds the name
-                pass
         self._handles.pop(name, None)
         self._ids.pop(name, None)
         self._states.pop(name, None)

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping
+from contextlib import suppress
 
 _PR_SET_PDEATHSIG = 1
 
@@ -62,7 +63,5 @@ class JobRunner:
         return self.process.wait()
 
     def _signal(self, number: int) -> None:
-        try:
+        with suppress(ProcessLookupError):  # exited in between
             os.killpg(self.process.pid, number)
-        except ProcessLookupError:  # exited in between
-            pass

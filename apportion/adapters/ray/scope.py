@@ -1,9 +1,10 @@
 """Which part of a Ray cluster the adapter manages: one named queue, and (optionally) some
 nodes.
 
-- queue: the adapter schedules the jobs of this queue of its queue file, and touches only the
-  placement groups it named for them (`apportion-<queue>-<job>.<start>`); every other group, actor or
-  task on the cluster is someone else's: not touched, its GPUs not there for the rounds;
+- queue: the adapter schedules the jobs of this queue of its queue file, and touches only
+  the placement groups it named for them (`apportion-<queue>-<job>.<start>`); every other
+  group, actor or task on the cluster is someone else's: not touched, its GPUs not there for
+  the rounds;
 - nodes: the adapter hands out the GPUs of these nodes (their `apportion_node_<name>`
   resource); none given: every node that declares a name and a GPU type.
 

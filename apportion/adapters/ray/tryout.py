@@ -26,10 +26,11 @@ from apportion.adapters.framework import Controller, RoundPlanner, RoundReport, 
 from apportion.adapters.framework.actions import nodes_text
 from apportion.adapters.framework.cli import configure_logging
 from apportion.adapters.ray.integration import RayIntegration
-from apportion.adapters.ray.local.cluster import NODES, LocalRay, Unavailable, running
+from apportion.adapters.ray.local.cluster import LocalRay, Unavailable, running
 from apportion.adapters.ray.managed import RayState
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
 from apportion.adapters.ray.raycluster import RayCluster, RayError
+from apportion.adapters.ray.scope import Scope
 
 TABLE = {
     "resnet50": {"v100": 4.0, "k80": 1.0},
@@ -37,8 +38,15 @@ TABLE = {
     "gan": {"v100": 3.0, "k80": 2.0},
 }
 #: What users queue (GPUs, model, weight): 36 GPUs asked for on 24.
-JOBS = ((8, "resnet50", 1.0), (8, "lm", 1.0), (4, "gan", 1.0), (4, "gan", 2.0), (2, "lm", 1.0))
-JOBS += ((8, "lm", 1.0), (2, "bert", 1.0))
+JOBS: tuple[tuple[int, str, float], ...] = (
+    (8, "resnet50", 1.0),
+    (8, "lm", 1.0),
+    (4, "gan", 1.0),
+    (4, "gan", 2.0),
+    (2, "lm", 1.0),
+    (8, "lm", 1.0),
+    (2, "bert", 1.0),
+)
 #: The jobs' entrypoint: a training loop that would checkpoint on SIGTERM.
 ENTRYPOINT = "exec sleep 3600"
 
@@ -98,7 +106,9 @@ def _try(cluster: LocalRay, root: Path, args: argparse.Namespace, out: TextIO) -
         allow_preemption=True,
     )
     dry = io.StringIO()
-    Controller(_integration(cluster, queue, settle=False), RoundPlanner(), _dry(settings), out=dry).step()
+    Controller(
+        _integration(cluster, queue, settle=False), RoundPlanner(), _dry(settings), out=dry
+    ).step()
     out.write(f"\nthe first round as a dry run (apportion-ray run --dry-run):\n{dry.getvalue()}")
     controller = Controller(_integration(cluster, queue), RoundPlanner(), settings)
     failures = 0
@@ -121,13 +131,14 @@ def _dry(settings: Settings) -> Settings:
     return Settings(**{**settings.__dict__, "dry_run": True})
 
 
-def _held(queue: JobQueue, outcome: RoundReport[QueuedJob], seconds: float = 10.0) -> dict[str, str]:
+def _held(
+    queue: JobQueue, outcome: RoundReport[QueuedJob], seconds: float = 10.0
+) -> dict[str, str]:
     """What Ray holds for each job once no group of the queue is pending (at most `seconds`)."""
-    ray = RayCluster()
-    prefix = f"apportion-{queue.queue}-"
+    ray, scope = RayCluster(), Scope(queue.queue)
     deadline = time.monotonic() + seconds
     while True:
-        ours = {g.name[len(prefix) :]: g for g in ray.groups() if g.name.startswith(prefix)}
+        ours = {job: g for g in ray.groups() if (job := scope.owns(g.name)) is not None}
         if all(g.state == "CREATED" for g in ours.values()) or time.monotonic() > deadline:
             break
         time.sleep(0.2)

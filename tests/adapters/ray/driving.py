@@ -4,6 +4,7 @@ holds (`placement_group_table()`): where each job's placement group is, and in w
 from __future__ import annotations
 
 import time
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,7 @@ def settled(seconds: float = 20.0) -> dict[str, dict[str, Any]]:
 #: Notes each start and each stop (SIGTERM, the checkpoint contract) in `marks/<job>`.
 ENTRYPOINT = (
     'echo "start $APPORTION_START $APPORTION_GPU_TYPE $$" >> {marks}/$APPORTION_JOB_ID; '
-    'trap \'echo "stop $$" >> {marks}/$APPORTION_JOB_ID; exit 0\' TERM; sleep 600 & wait'
+    "trap 'echo \"stop $$\" >> {marks}/$APPORTION_JOB_ID; exit 0' TERM; sleep 600 & wait"
 )
 
 
@@ -121,7 +122,5 @@ def clear(queue: JobQueue) -> None:
             remove_placement_group(PlacementGroup(group_id))
             names.append(entry["name"])
     for name in names:
-        try:
+        with suppress(ValueError):  # gone already
             ray.kill(ray.get_actor(name, namespace="apportion"), no_restart=True)
-        except ValueError:  # gone already
-            pass

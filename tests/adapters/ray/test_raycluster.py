@@ -3,10 +3,12 @@ writes them) and the bundles a job's group asks for."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from apportion.adapters.ray.raycluster import bundles, parse_group, parse_node
 from apportion.adapters.ray.scope import Scope
 
-NODE = {
+NODE: dict[str, Any] = {
     "NodeID": "f052ee779bdc",
     "Alive": True,
     "Resources": {
@@ -54,7 +56,11 @@ def test_a_node_with_two_types_or_too_small_a_name_resource_is_not_scheduled() -
 
 def test_a_group_reads_back_as_its_type_and_placement() -> None:
     group = parse_group(GROUP)
-    assert (group.name, group.state, group.gpu_type) == ("apportion-default-12.3", "CREATED", "v100")
+    assert (group.name, group.state, group.gpu_type) == (
+        "apportion-default-12.3",
+        "CREATED",
+        "v100",
+    )
     assert group.placement == {"n1": 2, "n2": 4}
     assert group.by_node_id == {"d18534": 2, "aa01": 4}
     assert Scope().owns(group.name) == "12"

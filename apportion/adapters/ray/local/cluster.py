@@ -9,6 +9,7 @@ start here).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,7 +50,9 @@ def running(
         import ray
         from ray.cluster_utils import Cluster
     except ImportError as exc:
-        raise Unavailable(f"Ray is not installed ({exc.name}): pip install 'apportion[ray]'")
+        raise Unavailable(
+            f"Ray is not installed ({exc.name}): pip install 'apportion[ray]'"
+        ) from None
     specs = [node_args(n, kind, gpus) for n, kind in nodes.items()]
     cluster = Cluster(initialize_head=False)
     try:
@@ -63,7 +66,7 @@ def running(
                     address=cluster.address,
                     namespace=NAMESPACE,
                     log_to_driver=False,
-                    logging_level="error",
+                    logging_level=logging.ERROR,
                 )
         except (RuntimeError, OSError, TimeoutError) as exc:
             raise Unavailable(f"Ray would not start here: {exc}") from exc
@@ -71,4 +74,4 @@ def running(
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        cluster.shutdown()
+        cluster.shutdown()  # type: ignore[no-untyped-call]
