@@ -39,7 +39,14 @@ from apportion.adapters.framework.table import check_columns
 from apportion.adapters.framework.view import Job, Managed
 from apportion.adapters.ray.managed import RayState, build_managed
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
-from apportion.adapters.ray.raycluster import GONE, Group, RayCluster, RayError, group_name
+from apportion.adapters.ray.raycluster import (
+    GONE,
+    STARTING,
+    Group,
+    RayCluster,
+    RayError,
+    group_name,
+)
 from apportion.adapters.ray.scope import Scope
 from apportion.solver.errors import InputError
 
@@ -63,6 +70,7 @@ class RayIntegration:
         self.scope = Scope(queue.queue, nodes)
         self.settle = settle
         self._names: dict[str, str] = {}  # job → its group, as last read
+        self._starting: set[str] = set()  # jobs whose actor did not answer the last poll
         self.log = structlog.get_logger("apportion.ray")
 
     def read(self) -> RayState:
@@ -87,6 +95,7 @@ class RayIntegration:
         active = [j for j in rows.values() if j.active]
         running = {j: g for j, g in ours.items() if j in rows and rows[j].active}
         self._names = {j: g.name for j, g in ours.items()}
+        self._starting = {j for j, g in ours.items() if exits.get(g.name) == STARTING}
         return RayState(nodes, groups, active, running, held_back)
 
     def seen(self, state: RayState) -> Iterable[Seen]:
@@ -117,7 +126,8 @@ class RayIntegration:
             if verb == "start":
                 self._start(job_id, rest[0], _placement(rest[1]))
             elif verb == "stop":
-                self.cluster.stop(self._names.pop(job_id, ""))
+                starting = job_id in self._starting
+                self.cluster.stop(self._names.pop(job_id, ""), starting=starting)
                 self.queue.requeued(job_id)
             else:
                 raise EnactError(f"unknown command {verb!r}")

@@ -94,6 +94,8 @@ class JobQueue:
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
+            # WAL with NORMAL: a killed process loses no commit; a power cut may lose the last.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise QueueError(f"queue file {self.path}: {exc}") from None

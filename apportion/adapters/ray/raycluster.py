@@ -28,6 +28,8 @@ TYPE_PREFIX = "apportion_gpu_"
 NAMESPACE = "apportion"
 #: The poll's answer for a job whose actor is gone (its entrypoint can no longer run).
 GONE = "gone"
+#: The poll's answer for a job whose actor did not answer in time (its worker still starting).
+STARTING = "starting"
 
 
 class RayError(RuntimeError):
@@ -186,9 +188,10 @@ class RayCluster:
             self._ids[group.name], self._states[group.name] = group.id, group.state
         return live
 
-    def poll(self, names: Iterable[str], timeout: float = 2.0) -> dict[str, int | str | None]:
-        """Per job's group name: its entrypoint's exit code, None while it runs (or while
-        its actor is still being created), `GONE` when its actor is no more."""
+    def poll(self, names: Iterable[str], timeout: float = 1.0) -> dict[str, int | str | None]:
+        """Per job's group name: its entrypoint's exit code, None while it runs, `STARTING`
+        when its actor did not answer within `timeout` (still being created), `GONE` when its
+        actor is no more."""
         import ray
 
         asked: dict[str, Any] = {}
@@ -202,7 +205,7 @@ class RayCluster:
         ready, _ = ray.wait(list(asked.values()), num_returns=len(asked), timeout=timeout)
         done = set(ready)
         for name, ref in asked.items():
-            answers[name] = self._answer(ref) if ref in done else None
+            answers[name] = self._answer(ref) if ref in done else STARTING
         return answers
 
     def start(
@@ -243,13 +246,15 @@ class RayCluster:
         self._ids[name] = group.id.hex()
         self._states[name] = "PENDING"
 
-    def stop(self, name: str) -> None:
+    def stop(self, name: str, starting: bool = False) -> None:
         """The checkpoint contract (SIGTERM, `grace` seconds, SIGKILL), then the group
-        removed, which frees its GPUs."""
+        removed, which frees its GPUs. A job whose actor was still `starting` at the last poll
+        has had no time to do work worth a checkpoint: its group is removed at once."""
         import ray
         from ray.exceptions import GetTimeoutError, RayActorError
 
-        handle = self._handle(name) if self._states.get(name) == "CREATED" else None
+        created = self._states.get(name) == "CREATED" and not starting
+        handle = self._handle(name) if created else None
         if handle is not None:
             # Gone already, or stuck: removing the group kills what is left.
             with suppress(RayActorError, GetTimeoutError):
