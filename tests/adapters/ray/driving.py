@@ -23,14 +23,18 @@ RUNS = (Kind.START, Kind.MOVE, Kind.KEEP)
 
 
 def controller(
-    cluster: LocalRay, queue: JobQueue, state: Path, **settings: Any
+    cluster: LocalRay,
+    queue: JobQueue,
+    state: Path,
+    planner: RoundPlanner | None = None,
+    **settings: Any,
 ) -> Controller[RayState, QueuedJob]:
-    """A controller on the test cluster, solving in process."""
+    """A controller on the test cluster, solving in process by default."""
     from apportion.adapters.ray.raycluster import RayCluster
 
     options = {"allow_preemption": True, "round_seconds": 2.0, **settings}
     integration = RayIntegration(RayCluster(cluster.address, grace=5.0), queue, TABLE)
-    return Controller(integration, RoundPlanner(), Settings(state, **options))
+    return Controller(integration, planner or RoundPlanner(), Settings(state, **options))
 
 
 def groups() -> dict[str, dict[str, Any]]:
