@@ -16,7 +16,8 @@ Each read (`read`) first settles what happened since the last one, unless `settl
 dry run changes nothing): a job whose entrypoint exited is recorded done or failed and its
 group removed; a group whose job was cancelled is stopped and removed; a group whose actor is
 gone is removed and its job queued again; a job the queue believes running without a group is
-queued again. A group of the queue's name is the truth: a job found with one runs, whatever
+queued again; should a job have two groups (an older start not removed), the older is stopped.
+A group of the queue's name is the truth: a job found with one runs, whatever
 its row says (the adapter may have died between starting it and recording so).
 """
 
@@ -77,17 +78,17 @@ class RayIntegration:
         try:
             nodes, groups = self.cluster.nodes(), self.cluster.groups()
             rows = {j.id: j for j in self.queue.jobs()}
-            ours = {j: g for g in groups if (j := self.scope.owns(g.name)) is not None}
+            ours, extra = self._ours(groups)
             exits = self.cluster.poll(
                 g.name
                 for j, g in ours.items()
                 if g.state == "CREATED" and j in rows and rows[j].active
             )
-            held_back = self._settle(rows, ours, exits) if self.settle else {}
+            held_back = self._settle(rows, ours, exits, extra) if self.settle else {}
             if self.settle:
                 rows = {j.id: j for j in self.queue.jobs()}
                 groups = self.cluster.groups()
-                ours = {j: g for g in groups if (j := self.scope.owns(g.name)) is not None}
+                ours, _ = self._ours(groups)
         except RayError as exc:
             raise ReadError(str(exc)) from None
         if not self.settle:  # a dry run: what the next real read settles is left alone
@@ -186,12 +187,34 @@ class RayIntegration:
         self._names[job_id] = name
         self.queue.started(job_id, gpu_type, placement)
 
+    def _ours(self, groups: Iterable[Group]) -> tuple[dict[str, Group], list[Group]]:
+        """The queue's groups by job (its latest start), and any older one a job still has."""
+        ours: dict[str, Group] = {}
+        extra: list[Group] = []
+        for group in sorted(groups, key=lambda g: _start(g.name)):
+            job = self.scope.owns(group.name)
+            if job is not None:
+                if job in ours:
+                    extra.append(ours[job])
+                ours[job] = group
+        return ours, extra
+
     def _settle(
-        self, rows: Mapping[str, QueuedJob], ours: Mapping[str, Group], exits: Mapping[str, object]
+        self,
+        rows: Mapping[str, QueuedJob],
+        ours: Mapping[str, Group],
+        exits: Mapping[str, object],
+        extra: Iterable[Group],
     ) -> dict[str, str]:
         """Bring the queue and Ray in line (see the module's docstring); jobs whose group
         could not be removed, with the reason (left alone this round)."""
         held_back: dict[str, str] = {}
+        for group in extra:  # never two starts of a job at once: the older one goes
+            try:
+                self.cluster.stop(group.name)
+                self.log.warning("removed", group=group.name, reason="an older start of its job")
+            except RayError as exc:
+                self.log.error("not_removed", group=group.name, error=str(exc))
         for job_id, group in ours.items():
             row = rows.get(job_id)
             code = exits.get(group.name)
@@ -228,6 +251,12 @@ def _unsettled(
         elif code == GONE:
             out[job_id] = "its actor is gone; the next round requeues it"
     return out
+
+
+def _start(name: str) -> int:
+    """The start number of a group named `apportion-<queue>-<job>.<start>` (0 if none)."""
+    number = name.rpartition(".")[2]
+    return int(number) if number.isdigit() else 0
 
 
 def _state(row: QueuedJob | None) -> str:

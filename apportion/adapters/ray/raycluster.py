@@ -248,13 +248,15 @@ class RayCluster:
 
     def stop(self, name: str, starting: bool = False) -> None:
         """The checkpoint contract (SIGTERM, `grace` seconds, SIGKILL), then the group
-        removed, which frees its GPUs. A job whose actor was still `starting` at the last poll
-        has had no time to do work worth a checkpoint: its group is removed at once."""
+        removed, which frees its GPUs. A job whose actor did not answer the last poll
+        (`starting`) and that the GCS does not list as alive yet has had no time to do work
+        worth a checkpoint: its group is removed at once."""
         import ray
         from ray.exceptions import GetTimeoutError, RayActorError
 
-        created = self._states.get(name) == "CREATED" and not starting
-        handle = self._handle(name) if created else None
+        handle = self._handle(name) if self._states.get(name) == "CREATED" else None
+        if handle is not None and starting and not _alive(handle):
+            handle = None
         if handle is not None:
             # Gone already, or stuck: removing the group kills what is left.
             with suppress(RayActorError, GetTimeoutError):
@@ -302,6 +304,17 @@ class RayCluster:
         except RayActorError:
             return GONE
         return int(code) if code is not None else None
+
+
+def _alive(handle: Any) -> bool:
+    """The GCS lists the actor as alive (its constructor, which starts the entrypoint, has
+    returned); True when that cannot be told, so the job gets its checkpoint signal."""
+    try:
+        from ray._private import state
+
+        return bool(state.actors(actor_id=handle._actor_id.hex()).get("State") == "ALIVE")
+    except Exception:
+        return True
 
 
 def _first_line(exc: BaseException) -> str:

@@ -24,7 +24,9 @@ from tests.adapters.ray.driving import (
     TABLE,
     clear,
     controller,
+    groups,
     held,
+    lines,
     never_twice,
     planned,
     settled,
@@ -161,3 +163,32 @@ def test_an_adapter_killed_mid_run_loses_nothing_and_starts_nothing_twice(
     _no_job_lost(queue, ids, marks)
     log = [json.loads(line) for line in again.stderr.splitlines() if line.startswith("{")]
     assert [e["round"] for e in log if e.get("event") == "round"] == [1, 2]
+
+
+def test_of_two_groups_of_one_job_the_older_is_stopped(
+    ray_cluster: LocalRay, queue: JobQueue, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    (job,) = submit(queue, [(4, "lm")], marks)
+    row = queue.get(job)
+    ray = RayCluster(ray_cluster.address)
+    for start, node in ((1, "n1"), (2, "n2")):  # as if a stop had failed to remove the first
+        env = {"APPORTION_JOB_ID": job, "APPORTION_START": str(start), "APPORTION_GPU_TYPE": "v100"}
+        ray.start(
+            group_name(queue.queue, job, start), "v100", {node: 4}, (row.entrypoint, None, env)
+        )
+    settled()
+    deadline = time.monotonic() + 20
+    while len(starts(marks, job)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    first_pid = next(line.split()[3] for line in starts(marks, job) if line.split()[1] == "1")
+    ctl = controller(ray_cluster, queue, tmp_path / "state.json", allow_preemption=False)
+    outcome = ctl.step()
+    assert outcome.error is None
+    assert {a.job: a.kind for a in outcome.actions} == {job: Kind.FIXED}
+    settled()
+    assert held(queue) == {job: ("v100", {"n2": 4})}
+    assert [name for name in groups() if name.startswith("apportion-")] == [
+        group_name(queue.queue, job, 2)
+    ]
+    assert f"stop {first_pid}" in lines(marks, job)  # it had its checkpoint signal
