@@ -1,6 +1,7 @@
 """Try apportion-ray on a small real Ray cluster, in one command (no root needed):
 
     .venv/bin/python -m apportion.adapters.ray.tryout [--rounds 3] [--round-seconds 5]
+        [--round-rule gavel]
 
 It starts a Ray cluster of three raylets on this host (`local.cluster`: n1, n2 with 8 V100
 each, n3 with 8 K80; fake GPUs), queues a few jobs as users would (`apportion-ray submit`; one
@@ -58,9 +59,28 @@ def build_parser() -> argparse.ArgumentParser:
         "rounds on it, print what happened, stop everything.",
     )
     add = parser.add_argument
-    add("--rounds", type=int, default=3, choices=range(1, 21), metavar="N", help="%(default)s")
-    add("--round-seconds", type=float, default=5.0, metavar="SECONDS", help="%(default)s")
-    add("--policy", default="max_min_fairness", help="%(default)s")
+    add(
+        "--rounds",
+        type=int,
+        default=3,
+        choices=range(1, 21),
+        metavar="N",
+        help="rounds to run, 1 to 20 (default: %(default)s)",
+    )
+    add(
+        "--round-seconds",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="length of a round (default: %(default)s)",
+    )
+    add("--policy", default="max_min_fairness", help="policy to solve (default: %(default)s)")
+    add(
+        "--round-rule",
+        choices=["gavel", "deficit"],
+        default="gavel",
+        help="which jobs a round serves first (default: %(default)s)",
+    )
     return parser
 
 
@@ -102,7 +122,7 @@ def _try(cluster: LocalRay, root: Path, args: argparse.Namespace, out: TextIO) -
         root / "state.json",
         policy=args.policy,
         round_seconds=args.round_seconds,
-        rule="deficit",
+        rule=args.round_rule,
         allow_preemption=True,
     )
     dry = io.StringIO()
