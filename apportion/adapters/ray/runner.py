@@ -2,13 +2,14 @@
 running the job's entrypoint as a subprocess.
 
 The actor asks for the bundle's GPUs (so Ray sets `CUDA_VISIBLE_DEVICES` for it and the
-entrypoint inherits it) and no CPU. The entrypoint runs in a session of its own, with
-`APPORTION_*` variables saying where the round placed it; should the actor die without stopping
-it (its group removed by someone else, its raylet killed), the kernel kills it too
-(`PR_SET_PDEATHSIG`), so no entrypoint outlives the GPUs Ray gave it.
+entrypoint inherits it) and no CPU. The entrypoint runs with `APPORTION_*` variables saying
+where the round placed it, in the actor's process group, which Ray ends with the actor's worker: should the actor die without stopping it (its
+group removed by someone else), nothing the job started outlives the GPUs Ray gave it; and
+should the worker be killed outright, the kernel kills the entrypoint's shell
+(`PR_SET_PDEATHSIG`).
 
-Stopping (`terminate`) is the job's checkpoint contract: SIGTERM to the entrypoint's process
-group, `grace` seconds to save its state and exit, then SIGKILL.
+Stopping (`terminate`) is the job's checkpoint contract: SIGTERM to the entrypoint and every
+process it started, `grace` seconds to save its state and exit, then SIGKILL.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ class JobRunner:
             ["/bin/sh", "-c", entrypoint],
             cwd=where,
             env={**os.environ, **env},
-            start_new_session=True,
             preexec_fn=_die_with_parent,
         )
 
@@ -52,7 +52,7 @@ class JobRunner:
         return self.process.pid
 
     def terminate(self, grace: float) -> int:
-        """SIGTERM to the entrypoint's process group, SIGKILL after `grace` seconds; its exit
+        """SIGTERM to the entrypoint and its processes, SIGKILL after `grace` seconds; its exit
         code."""
         if self.process.poll() is None:
             self._signal(signal.SIGTERM)
@@ -63,5 +63,15 @@ class JobRunner:
         return self.process.wait()
 
     def _signal(self, number: int) -> None:
-        with suppress(ProcessLookupError):  # exited in between
-            os.killpg(self.process.pid, number)
+        """`number` to the entrypoint and every process it started (they share the worker's
+        process group, which Ray ends with the worker, so they are signalled one by one)."""
+        import psutil  # a dependency of Ray's
+
+        try:
+            tree = [psutil.Process(self.process.pid)]
+            tree += tree[0].children(recursive=True)
+        except psutil.NoSuchProcess:  # exited in between
+            return
+        for process in tree:
+            with suppress(psutil.NoSuchProcess):
+                process.send_signal(number)

@@ -130,3 +130,44 @@ def test_a_failed_solve_changes_nothing(
     assert outcome.actions == ()
     time.sleep(1.0)
     assert held(queue) == before and _rows(queue) == rows
+
+
+def _processes_of(group: str) -> list[int]:
+    """Processes whose environment names `group` (a job's entrypoint and all it started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"APPORTION_PLACEMENT_GROUP={group}".encode() in environ:
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_group_removed_behind_the_adapters_back_leaves_no_process(
+    ray_cluster: LocalRay, queue: JobQueue, tmp_path: Path
+) -> None:
+    from ray import PlacementGroupID
+    from ray.util.placement_group import PlacementGroup, remove_placement_group
+
+    (job,) = submit(queue, [(2, "lm")], tmp_path / "m")
+    ctl = controller(ray_cluster, queue, tmp_path / "state.json")
+    assert ctl.step().error is None
+    settled()
+    group = f"apportion-{queue.queue}-{job}.1"
+    deadline = time.monotonic() + 20
+    while len(_processes_of(group)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_processes_of(group)) >= 2  # its shell and its `sleep`
+    from ray.util.placement_group import placement_group_table
+
+    (group_id,) = [k for k, e in placement_group_table().items() if e["name"] == group]
+    remove_placement_group(PlacementGroup(PlacementGroupID.from_hex(group_id)))
+    deadline = time.monotonic() + 30  # the raylet reaps orphans every ten seconds
+    while _processes_of(group) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _processes_of(group) == []
+    outcome = ctl.step()  # the adapter finds the job without its group: queued again
+    assert queue.get(job).starts >= 1 and outcome.error is None
