@@ -3,10 +3,10 @@ running the job's entrypoint as a subprocess.
 
 The actor asks for the bundle's GPUs (so Ray sets `CUDA_VISIBLE_DEVICES` for it and the
 entrypoint inherits it) and no CPU. The entrypoint runs with `APPORTION_*` variables saying
-where the round placed it, in the actor's process group, which Ray ends with the actor's worker: should the actor die without stopping it (its
-group removed by someone else), nothing the job started outlives the GPUs Ray gave it; and
-should the worker be killed outright, the kernel kills the entrypoint's shell
-(`PR_SET_PDEATHSIG`).
+where the round placed it, in the actor's process group, which Ray ends with the actor's
+worker: should the actor die without stopping it (its group removed by someone else), nothing
+the job started outlives the GPUs Ray gave it; should the worker be killed outright, the
+kernel kills the entrypoint's shell (`PR_SET_PDEATHSIG`).
 
 Stopping (`terminate`) is the job's checkpoint contract: SIGTERM to the entrypoint and every
 process it started, `grace` seconds to save its state and exit, then SIGKILL.
