@@ -163,7 +163,8 @@ def test_a_group_removed_behind_the_adapters_back_leaves_no_process(
     assert len(_processes_of(group)) >= 2  # its shell and its `sleep`
     from ray.util.placement_group import placement_group_table
 
-    (group_id,) = [k for k, e in placement_group_table().items() if e["name"] == group]
+    table = placement_group_table().items()
+    (group_id,) = [k for k, e in table if e["name"] == group and e["state"] != "REMOVED"]
     remove_placement_group(PlacementGroup(PlacementGroupID.from_hex(group_id)))
     deadline = time.monotonic() + 30  # the raylet reaps orphans every ten seconds
     while _processes_of(group) and time.monotonic() < deadline:
