@@ -188,7 +188,7 @@ class RayCluster:
             self._ids[group.name], self._states[group.name] = group.id, group.state
         return live
 
-    def poll(self, names: Iterable[str], timeout: float = 1.0) -> dict[str, int | str | None]:
+    def poll(self, names: Iterable[str], timeout: float = 0.3) -> dict[str, int | str | None]:
         """Per job's group name: its entrypoint's exit code, None while it runs, `STARTING`
         when its actor did not answer within `timeout` (still being created), `GONE` when its
         actor is no more."""
