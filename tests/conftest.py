@@ -28,10 +28,10 @@ def gavel_physical() -> dict[str, Any]:
 
 
 # Markers (registered in pyproject.toml): what a test needs beyond this process, and `slow`.
-# Every test needing a service, a browser, a notebook kernel or a live Slurm cluster is slow
-# too, so `pytest -m "not slow"` is the quick subset a contributor runs while CI runs all.
+# Every test needing a service, a browser, a notebook kernel or a live Slurm or Ray cluster is
+# slow too, so `pytest -m "not slow"` is the quick subset a contributor runs while CI runs all.
 TESTS = Path(__file__).resolve().parent
-NEEDS = ("service", "slurm", "browser", "notebook")
+NEEDS = ("service", "slurm", "ray", "browser", "notebook")
 #: Folders and files whose every test needs something (paths relative to tests/).
 MARKED_PATHS: dict[str, tuple[str, ...]] = {
     "notebooks/": ("notebook",),
@@ -86,6 +86,8 @@ def _needs(item: pytest.Item) -> set[str]:
     needs = {m for path, marks in MARKED_PATHS.items() if where.startswith(path) for m in marks}
     if "slurm_cluster" in getattr(item, "fixturenames", ()):
         needs.add("slurm")
+    if "ray_cluster" in getattr(item, "fixturenames", ()):
+        needs.add("ray")
     module = getattr(item, "module", None)
     if module is not None and any(
         getattr(value, "__module__", None) == "tests.api.service" for value in vars(module).values()
