@@ -251,9 +251,9 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
             h.setOptionValue("run_crossover", "on")
     if settings.time_limit is not None:
         h.setOptionValue("time_limit", float(settings.time_limit))
+    meter = None
     if settings.work_limit is not None:
-        return limit_work(h, model, settings.work_limit)
-    return None
+        meter = limit_work(h, model, settings.work_limit)
     if settings.mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(settings.mip_rel_gap))
     if settings.threads is not None:
@@ -261,6 +261,7 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
     for name, value in settings.tuning.get(HighsBackend.name, {}).items():
         if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
             raise ValueError(f"HiGHS rejects option {name}={value!r}")
+    return meter
 
 
 def read_solution(
