@@ -30,7 +30,9 @@ def _market_split(rows: int = 4, columns: int = 40) -> Model:
 
 
 def _work_context(seconds: float) -> SolveContext:
-    return SolveContext.for_request(SolveOptions(time_limit=seconds, clock="work"))
+    return SolveContext.for_request(
+        SolveOptions.model_validate({"time_limit": seconds, "clock": "work"})
+    )
 
 
 def test_a_work_limited_milp_stops_at_its_work_and_gives_the_same_answer_twice() -> None:
@@ -81,7 +83,7 @@ def test_the_work_clock_does_not_move_while_nothing_is_counted() -> None:
 
 
 def test_the_wall_clock_stays_the_default() -> None:
-    options = SolveOptions(time_limit=3.0)
+    options = SolveOptions.model_validate({"time_limit": 3.0})
     assert options.clock == "wall"
     ctx = SolveContext.for_request(options)
     settings = ctx.settings()
