@@ -64,7 +64,7 @@ def test_a_work_limit_becomes_iteration_and_node_limits_and_no_time_limit() -> N
 
     from apportion.solver.backends.highs import configure
 
-    h = highspy.Highs()
+    h = highspy.Highs()  # type: ignore[no-untyped-call]
     configure(h, _market_split().compile(), settings)
     assert h.getOptionValue("time_limit")[1] == float("inf")
     assert h.getOptionValue("mip_max_nodes")[1] == int(2.0 * UNITS_PER_SECOND // MIP_NODE)
