@@ -16,7 +16,7 @@ from apportion.simulator.config import SimConfig
 from apportion.simulator.engine import simulate
 from apportion.simulator.result import SimulationResult
 from apportion.simulator.trace import Trace
-from apportion.simulator.traces import read_deepshare_trace, read_tiresias_csv
+from apportion.simulator.traces import read_chronus_csv, read_deepshare_trace, read_tiresias_csv
 
 #: What a run reports of the wall clock: how long calls took, never what they decided.
 WALL_COLUMNS = ["seconds", "solver_seconds"]
@@ -74,5 +74,13 @@ def test_a_deepshare_placement_run_is_the_same_idle_and_under_load() -> None:
 
 def test_a_tiresias_run_is_the_same_idle_and_under_load() -> None:
     idle, loaded = _idle_and_loaded(read_tiresias_csv(), SimConfig(policy="tiresias_las"))
+    _assert_same_run(idle, loaded)
+    assert idle.summary["policy_calls"] > 0
+
+
+def test_a_deadline_lease_run_is_the_same_idle_and_under_load() -> None:
+    full = read_chronus_csv()
+    trace = replace(full, jobs=full.jobs[:20])
+    idle, loaded = _idle_and_loaded(trace, SimConfig(policy="deadline_admission"))
     _assert_same_run(idle, loaded)
     assert idle.summary["policy_calls"] > 0
