@@ -52,7 +52,7 @@ def _note(ours: SimulationResult, baselines: dict[str, SimulationResult]) -> str
         f"×{mean:.2f} mean, ×{p99:.2f} p99 of the better (≤ 0.85, ≤ 0.8: {verdict}); "
         f"utilization {s['utilization']:.0%}, run time {s['run_time_mean'] / 3600:.2f} h; "
         f"{s['policy_calls']} calls (median {1000 * ours.calls['seconds'].median():.0f} ms), "
-        f"{s['calls_at_time_limit']} at the {CALL_TIME_LIMIT:g}-s limit"
+        f"{s['calls_at_work_limit']} at the {CALL_TIME_LIMIT:g}-s work limit"
     )
 
 

@@ -34,7 +34,8 @@ SCHEDULE_POLICIES = frozenset(
 
 
 #: Seconds a placement policy may take per call unless its options set `time_limit`: a
-#: simulation asks it hundreds of times, and an answer stopped at the limit says so.
+#: simulation asks it hundreds of times, and an answer stopped at the limit says so. Modelled
+#: seconds of counted work (`clock: "work"`), never the wall clock's.
 CALL_TIME_LIMIT = 1.0
 
 

@@ -23,7 +23,7 @@ from apportion.simulator.baselines import ALIASES, KEYS
 from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import SimConfig
 from apportion.simulator.enact import Enactor, make_enactor, policy_options
-from apportion.simulator.policies import canonical, make_decider
+from apportion.simulator.policies import NODE_BASELINES, canonical, make_decider
 from apportion.simulator.result import SimulationResult, build_result
 from apportion.simulator.series import Series
 from apportion.simulator.state import DONE, EPS, JobStates, Running, advance
@@ -39,7 +39,8 @@ class Engine:
         config = canonical(config).for_rules(trace.name, trace.rules is not None)
         self.config = config
         self.table = JobStates.from_trace(trace)
-        baseline = config.policy in KEYS or config.policy in ALIASES
+        # Heuristics of their own, with options of their own (none of the solver's).
+        baseline = config.policy in (*KEYS, *ALIASES, *NODE_BASELINES)
         options = policy_options(config, baseline, self.table)
         self.decider = Watched(make_decider(config.policy, options, config.http))
         self.enactor: Enactor = make_enactor(self.table, self.decider, config)

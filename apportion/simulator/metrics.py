@@ -21,6 +21,9 @@ from apportion.simulator.snapshots import isolated_throughput
 from apportion.simulator.state import ACTIVE, DONE, FUTURE, UNSERVABLE, JobStates, active_time
 from apportion.solver.arraytypes import FloatArray
 
+#: Terminations of a call stopped by its counted-work limit (iterations; nodes for a MILP).
+WORK_LIMITS = ("iteration_limit", "solution_limit")
+
 if TYPE_CHECKING:
     from apportion.simulator.enact.common import CallLog
     from apportion.simulator.series import Series
@@ -194,6 +197,7 @@ def summarize(
         "lost_seconds": float(jobs["lost_seconds"].sum()),
         "policy_calls": len(calls),
         "calls_at_time_limit": int((calls["termination"] == "time_limit").sum()),
+        "calls_at_work_limit": int(calls["termination"].isin(WORK_LIMITS).sum()),
         "policy_seconds": float(calls["seconds"].sum()),
         "solver_seconds": float(calls["solver_seconds"].sum()),
     }

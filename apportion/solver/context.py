@@ -30,6 +30,7 @@ from apportion.solver.backends import (
     choose_backend,
     exporter,
 )
+from apportion.solver.backends.work import SEARCH_STEP, UNITS_PER_SECOND, WorkClock
 from apportion.solver.errors import InputError
 from apportion.solver.model import CompiledModel, Model
 from apportion.solver.options import SolveOptions
@@ -42,13 +43,40 @@ MIN_SECONDS = 0.01
 
 @dataclass(frozen=True)
 class TimeBudget:
-    """The request's time limit, shared by every model a policy solves in one request."""
+    """The request's time limit, shared by every model a policy solves in one request. With a
+    `work` clock (`clock: "work"`) its seconds are modelled from counted work, never read
+    from the wall clock (`solver.backends.work`)."""
 
     seconds: float | None
     started: float = field(default_factory=time.perf_counter)
+    work: WorkClock | None = None
+
+    @classmethod
+    def for_options(cls, options: SolveOptions) -> TimeBudget:
+        return cls(options.time_limit, work=WorkClock() if options.clock == "work" else None)
 
     def elapsed(self) -> float:
+        if self.work is not None:
+            return self.work.seconds()
         return time.perf_counter() - self.started
+
+    def charge(self, units: float) -> None:
+        """Count `units` of work done (nothing to count on the wall clock)."""
+        if self.work is not None:
+            self.work.charge(units)
+
+    def within(self, seconds: float) -> TimeBudget:
+        """A budget of `seconds` from now on the same clock (its work counts here too)."""
+        return TimeBudget(self.elapsed() + seconds, self.started, self.work)
+
+    def step(self, count: int = 1) -> None:
+        """Count `count` steps of a policy's own search (a start or move weighed)."""
+        self.charge(count * SEARCH_STEP)
+
+    @property
+    def termination(self) -> Termination:
+        """Why a search stopped when this budget was spent."""
+        return Termination.TIME_LIMIT if self.work is None else Termination.ITERATION_LIMIT
 
     def left(self) -> float | None:
         """Seconds left (never below `MIN_SECONDS`, or the whole limit when that is smaller);
@@ -133,8 +161,10 @@ class RecordedSession:
         compiled: CompiledModel,
         books: list[SolveStats],
         compile_seconds: float,
+        budget: TimeBudget,
     ) -> None:
         self._session, self.compiled, self._books = session, compiled, books
+        self._budget = budget
         self.change_coefficients = session.change_coefficients
         self.change_row_bounds = session.change_row_bounds
         self.change_col_bounds = session.change_col_bounds
@@ -145,6 +175,7 @@ class RecordedSession:
 
     def solve(self) -> Solution:
         solution = self._session.solve()
+        self._budget.charge(solution.work)
         self._books.append(SolveStats.of(self.compiled, solution, self._compile_seconds))
         self._compile_seconds = 0.0
         return solution
@@ -165,7 +196,7 @@ class SolveContext:
 
     @classmethod
     def for_request(cls, options: SolveOptions) -> SolveContext:
-        return cls(options, TimeBudget(options.time_limit))
+        return cls(options, TimeBudget.for_options(options))
 
     def settings(
         self,
@@ -182,8 +213,10 @@ class SolveContext:
         left = self.budget.left()
         if time_limit is not None:
             left = time_limit if left is None else min(left, time_limit)
+        wall, work = self._limit(left)
         return SolveSettings(
-            time_limit=left,
+            time_limit=wall,
+            work_limit=work,
             mip_rel_gap=self.options.mip_gap if self.options.mip_gap is not None else mip_gap,
             threads=self.options.threads,
             lp_method=method,
@@ -191,6 +224,12 @@ class SolveContext:
             verbose=self.options.verbose,
             start=start,
         )
+
+    def _limit(self, seconds: float | None) -> tuple[float | None, float | None]:
+        """A limit of `seconds` as the backend takes it: (wall seconds, work units)."""
+        if self.budget.work is None or seconds is None:
+            return seconds, None
+        return None, seconds * UNITS_PER_SECOND
 
     def backend_for(
         self, is_mip: bool, lp_method: LpMethod, wants: frozenset[Feature] = frozenset()
@@ -217,6 +256,7 @@ class SolveContext:
         )
         _check_mip(backend, settings.solver, compiled)
         solution = backend.solve(compiled, settings)
+        self.budget.charge(solution.work)
         self.books.append(SolveStats.of(compiled, solution, compile_seconds))
         if (
             Feature.LP not in backend.features
@@ -226,7 +266,9 @@ class SolveContext:
             # A backend for the model's shape alone that could not certify its answer hands
             # the model to the general choice, with what is left of the budget.
             general = choose_backend(self.options.backend, compiled.is_mip, settings.lp_method)
-            solution = general.solve(compiled, replace(settings, time_limit=self.budget.left()))
+            wall, work = self._limit(self.budget.left())
+            solution = general.solve(compiled, replace(settings, time_limit=wall, work_limit=work))
+            self.budget.charge(solution.work)
             self.books.append(SolveStats.of(compiled, solution, 0.0))
         return solution
 
@@ -250,7 +292,7 @@ class SolveContext:
         compiled = model.compile()
         seconds = time.perf_counter() - started
         session = backend.session(compiled, self.settings(lp_method))
-        return RecordedSession(session, compiled, self.books, seconds)
+        return RecordedSession(session, compiled, self.books, seconds, self.budget)
 
 
 class Captured(Exception):
@@ -268,7 +310,7 @@ class ExportContext(SolveContext):
     to its own. Every policy gets model export this way without code of its own."""
 
     def __init__(self, options: SolveOptions, path: str) -> None:
-        super().__init__(options, TimeBudget(options.time_limit))
+        super().__init__(options, TimeBudget.for_options(options))
         self.path = path
 
     def solve(self, request: SolveRequest) -> Solution:

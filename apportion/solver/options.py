@@ -53,6 +53,12 @@ class SolveOptions(BaseModel):
         None,
         description="Seconds for the whole solve (every model the policy solves shares them).",
     )
+    clock: Literal["wall", "work"] = Field(
+        "wall",
+        description="What `time_limit` counts: `wall`, seconds on the clock; `work`, modelled "
+        "seconds of counted solver work (iterations and branch-and-bound nodes at fixed rates), "
+        "so the answer is the same on any machine under any load (the simulator's choice).",
+    )
     mip_gap: StrictFloat | None = Field(
         None, ge=0, le=1, allow_inf_nan=False, description="Relative MILP gap to stop at."
     )

@@ -26,7 +26,7 @@ from apportion.formulations.deadlines.earliest import Earliest, check, earliest,
 from apportion.formulations.deadlines.problem import LeaseProblem
 from apportion.formulations.deadlines.report import cannot_fit, slot_list, too_large
 from apportion.solver.arraytypes import IntArray
-from apportion.solver.context import SolveContext, TimeBudget
+from apportion.solver.context import SolveContext
 from apportion.solver.explain import DecisionEvidence, Reason
 from apportion.solver.result import Metric
 
@@ -228,7 +228,7 @@ def decision_evidence(
     # equal share of what is left (a long search does not starve the jobs after it).
     for done, j in enumerate(rejected):
         left = own.budget.left()
-        share = None if left is None else TimeBudget(left / (len(rejected) - done))
+        share = None if left is None else own.budget.within(left / (len(rejected) - done))
         reasons.ctx = own if share is None else SolveContext(own.options, budget=share)
         reasons.add_earliest(j)
     return reasons.evidence()

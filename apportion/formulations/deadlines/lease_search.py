@@ -131,7 +131,7 @@ class _Search:
                 return self.answer(best, Status.OPTIMAL, "sub-MILP within the gap of the bound")
             if self.left() < full_seconds:
                 why = "sub-MILP answer; no time for more"
-                return self.answer(best, Status.FEASIBLE, why, Termination.TIME_LIMIT)
+                return self.answer(best, Status.FEASIBLE, why, self.ctx.budget.termination)
         return self.full(best)
 
     def improve(self, relaxed: Solution, best: LeasePlan, seconds: float) -> LeasePlan:

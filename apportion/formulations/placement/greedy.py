@@ -163,6 +163,8 @@ def greedy(
     heapq.heapify(heap)
     while heap and not (budget is not None and budget.spent()):
         _, _, position = heapq.heappop(heap)
+        if budget is not None:
+            budget.step()
         delta, o, nodes = _best_move(state, position, gain, weight)
         if o < 0 or delta <= 0:
             continue
@@ -209,6 +211,8 @@ def _improve(
     for position in np.argsort(-inst.demand, kind="stable").tolist():
         if budget is not None and budget.spent():
             return False
+        if budget is not None:
+            budget.step()
         j = int(inst.candidates[position])
         o, keep = -1, 0.0
         nodes: list[int] = []

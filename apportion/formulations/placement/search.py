@@ -70,7 +70,7 @@ def solve(
     start = first_incumbent(inst, options, ctx, estimated=lazy and pooled_first)
     best = _Incumbent(start.greedy, start.started, start.value)
     if ctx.budget.spent():
-        return _timed_out(best)
+        return _timed_out(best, ctx.budget.termination)
     modeled = _priced_by(inst, best.started) if lazy else None
     if modeled is not None and pooled_first and worth_starting(ctx.budget):
         pooled = pooled_rounds(inst, options, ctx, modeled, best.started, best.value)
@@ -90,7 +90,7 @@ def solve(
                 gap=proven,
                 lazy_rounds=best.rounds,
                 bound=best.bound,
-                termination=Termination.TIME_LIMIT,
+                termination=ctx.budget.termination,
             )
     return _per_candidate(inst, options, ctx, modeled, best)
 
@@ -122,12 +122,12 @@ def _per_candidate(
     while True:
         if ctx.budget.spent():
             best.rounds = rounds
-            return _timed_out(best)
+            return _timed_out(best, ctx.budget.termination)
         rounds += 1
         model, pl = build(inst, options, modeled)
         if too_big_for(ctx.budget, model.num_rows):
             best.rounds = rounds - 1
-            return _timed_out(best)
+            return _timed_out(best, ctx.budget.termination)
         start = start_vector(inst, pl, canonical(inst, best.started))
         solution = ctx.solve(SolveRequest(model, start=start, tuning={"highs": HIGHS_OPTIONS}))
         if not solution.status.has_solution:
@@ -148,7 +148,7 @@ def _per_candidate(
         modeled |= missing | missing.T
 
 
-def _timed_out(best: _Incumbent) -> PlacementAnswer:
+def _timed_out(best: _Incumbent, termination: Termination) -> PlacementAnswer:
     """The best placement known when the time limit is spent between two stages."""
     known = None if best.bound is None else relative_gap(best.bound, best.value)
     return PlacementAnswer(
@@ -157,7 +157,7 @@ def _timed_out(best: _Incumbent) -> PlacementAnswer:
         gap=known,
         lazy_rounds=best.rounds,
         bound=best.bound,
-        termination=Termination.TIME_LIMIT,
+        termination=termination,
     )
 
 

@@ -27,7 +27,7 @@ from apportion.solver.context import SolveContext
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy, PolicyDefaults
 from apportion.solver.snapshot import Snapshot
-from apportion.solver.status import Status, Termination
+from apportion.solver.status import Status
 
 NAME = "the most loaded node's network traffic (Tiresias's appendix ILP)"
 
@@ -91,7 +91,7 @@ def run(
         },
         placements=placements,
         mip_gap=network.gap,
-        termination=Termination.TIME_LIMIT if spent else None,
+        termination=ctx.budget.termination if spent else None,
     )
 
 

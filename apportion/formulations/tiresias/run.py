@@ -90,7 +90,7 @@ def run_tiresias(
         searched.append(network.status)
     if any(s is not Status.OPTIMAL for s in searched) and ctx.budget.spent():
         # A search fell short of its proof and the clock is out: it was the clock.
-        outcome = outcome.but(termination=Termination.TIME_LIMIT)
+        outcome = outcome.but(termination=ctx.budget.termination)
     return outcome
 
 

@@ -28,7 +28,9 @@ class ApportionElastic:
     def __init__(self, policy: str, cluster: ClusterSpec, options: Mapping[str, Any] | None = None):
         self.name = policy
         self.policy = policy
-        self.options = dict(options or {})
+        # Counted work, not the wall clock, bounds each call, on one solver thread: a run is a
+        # function of its inputs (`simulator.enact.policy_options`).
+        self.options = {"clock": "work", "threads": 1, **(options or {})}
         self.cluster = cluster
         self.shapes = cluster_shapes(cluster)
         self.nodes = node_list(cluster)

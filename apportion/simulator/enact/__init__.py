@@ -51,10 +51,15 @@ def policy_options(config: SimConfig, baseline: bool, table: JobStates) -> dict[
     with the checkpoint cost the simulation charges. A placement policy gets the shapes the
     trace's placement rules allow, the restart cost the simulation charges, and a time limit
     per call (`CALL_TIME_LIMIT`: a run asks it hundreds of times). A Tiresias policy weighs its
-    preemptions with the checkpoint cost the simulation charges."""
+    preemptions with the checkpoint cost the simulation charges. Every policy's limits count
+    work, not wall time (`clock: "work"`), on one solver thread (a solver's default is a share of
+    the machine's cores): a run is a function of its trace, policy, options and seed, the same
+    on an idle machine and a loaded one, on a small machine and a large one."""
     options = dict(config.options)
     if baseline:
         return options
+    options.setdefault("clock", "work")
+    options.setdefault("threads", 1)
     if config.enactment == Mode.LEASES and "overhead_seconds" not in options:
         options["overhead_seconds"] = config.preemption_seconds
     if config.enactment == Mode.PLACEMENT and config.policy in PLACEMENT_POLICIES:

@@ -52,6 +52,9 @@ class SolveSettings:
     """Backend-independent knobs for one solve."""
 
     time_limit: float | None = None
+    #: Counted work in place of `time_limit` (units of `backends.work`): backends turn it into
+    #: iteration and node limits, so the answer does not depend on the machine's speed or load.
+    work_limit: float | None = None
     mip_rel_gap: float | None = None
     threads: int | None = None
     lp_method: LpMethod = LpMethod.AUTO
@@ -90,6 +93,8 @@ class Solution:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0
     mip_gap: float | None = None
+    #: The solve's counted work (units of `solver.backends.work`), charged to a work clock.
+    work: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
     #: Why the solver stopped, from the backend's own table (`UNKNOWN` for codes it lacks).
     termination: Termination = Termination.UNKNOWN

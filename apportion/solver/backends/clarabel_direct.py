@@ -16,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 
+from apportion.solver.backends import work
 from apportion.solver.backends.base import (
     Backend,
     Feature,
@@ -90,6 +91,9 @@ class ClarabelBackend(Backend):
         options.verbose = settings.verbose
         if settings.time_limit is not None:
             options.time_limit = float(settings.time_limit)
+        if settings.work_limit is not None:
+            allowed = work.steps(settings.work_limit, work.IPM_ITERATION)
+            options.max_iter = min(int(options.max_iter), allowed)
         if settings.threads is not None:
             options.max_threads = int(settings.threads)
         cones = []
@@ -121,6 +125,7 @@ class ClarabelBackend(Backend):
             row_dual=duals,
             col_dual=reduced_costs(model, duals),
             iterations=int(raw.iterations),
+            work=int(raw.iterations) * work.IPM_ITERATION,
             solve_seconds=seconds,
             termination=termination,
         )

@@ -16,11 +16,10 @@ from apportion.solver.backends.base import (
     Backend,
     Feature,
     LpMethod,
-    OnBound,
-    OnIncumbent,
     Solution,
     SolveSettings,
 )
+from apportion.solver.backends.highs_stops import WorkMeter, limit_work, watch, work_of
 from apportion.solver.backends.names import portable_names
 from apportion.solver.backends.verify import Point, classify
 from apportion.solver.model import CompiledModel, Sense
@@ -212,7 +211,7 @@ class HighsBackend(Backend):
         if model.is_mip and Feature.MILP not in self.features_for(solver):
             raise ValueError(f"HiGHS's {solver} is an LP algorithm: a MILP takes solver choose")
         h = highspy.Highs()
-        configure(h, model, settings)
+        meter = configure(h, model, settings)
         pass_model(h, model)
         if settings.start is not None and model.is_mip:
             # An incumbent from the start: a time limit then always returns something feasible.
@@ -223,7 +222,7 @@ class HighsBackend(Backend):
             watch(h, model.num_cols, settings.on_incumbent, settings.on_bound)
         started = time.perf_counter()
         SCHEDULER.run(h, settings.threads)
-        return read_solution(h, model, time.perf_counter() - started)
+        return read_solution(h, model, time.perf_counter() - started, meter)
 
     def session(self, model: CompiledModel, settings: SolveSettings) -> HighsSession:
         return HighsSession(model, settings)
@@ -241,35 +240,8 @@ class HighsBackend(Backend):
             raise OSError(f"cannot write the model to {path}")
 
 
-def watch(
-    h: highspy.Highs, num_cols: int, on_incumbent: OnIncumbent | None, on_bound: OnBound | None
-) -> None:
-    """Hand each improving solution to `on_incumbent` and the dual bound at each interrupt
-    check to `on_bound`; stop at the next check once either asks to (HiGHS takes a stop request
-    only from its interrupt callback)."""
-    stop = False
-
-    def improving(event: highspy.highs.HighsCallbackEvent) -> None:
-        nonlocal stop
-        x = np.asarray(event.data_out.mip_solution, dtype=float)
-        if on_incumbent is not None and x.size == num_cols:
-            stop = on_incumbent(x, float(event.data_out.mip_dual_bound)) or stop
-
-    def interrupt(event: highspy.highs.HighsCallbackEvent) -> None:
-        nonlocal stop
-        bound = float(event.data_out.mip_dual_bound)
-        # Before the first LP the bound is infinite: nothing to test yet.
-        if not stop and on_bound is not None and np.isfinite(bound):
-            stop = on_bound(bound)
-        if stop:
-            event.interrupt()
-
-    if on_incumbent is not None:
-        h.cbMipImprovingSolution.subscribe(improving)
-    h.cbMipInterrupt.subscribe(interrupt)
-
-
-def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -> None:
+def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -> WorkMeter | None:
+    """Set the solve's options; under a work limit, the meter that stops a MILP."""
     h.setOptionValue("output_flag", settings.verbose)
     method = settings.solver or _LP_METHOD[settings.lp_method]
     if not model.is_mip:
@@ -279,6 +251,9 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
             h.setOptionValue("run_crossover", "on")
     if settings.time_limit is not None:
         h.setOptionValue("time_limit", float(settings.time_limit))
+    meter = None
+    if settings.work_limit is not None:
+        meter = limit_work(h, model, settings.work_limit)
     if settings.mip_rel_gap is not None:
         h.setOptionValue("mip_rel_gap", float(settings.mip_rel_gap))
     if settings.threads is not None:
@@ -286,12 +261,17 @@ def configure(h: highspy.Highs, model: CompiledModel, settings: SolveSettings) -
     for name, value in settings.tuning.get(HighsBackend.name, {}).items():
         if h.setOptionValue(name, value) == highspy.HighsStatus.kError:
             raise ValueError(f"HiGHS rejects option {name}={value!r}")
+    return meter
 
 
-def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Solution:
+def read_solution(
+    h: highspy.Highs, model: CompiledModel, seconds: float, meter: WorkMeter | None = None
+) -> Solution:
     raw = h.getModelStatus()
     info = h.getInfo()
     termination = TERMINATION.get(raw, Termination.UNKNOWN)
+    if meter is not None:
+        termination = meter.termination(termination)
     # HiGHS checks its own point (it can call a model optimal while that point violates it):
     # its primal solution status is the verdict on the point, no second check is needed.
     has_point = info.primal_solution_status == _FEASIBLE_POINT or not model.num_cols
@@ -323,6 +303,7 @@ def read_solution(h: highspy.Highs, model: CompiledModel, seconds: float) -> Sol
         iterations=max(int(iterations), int(info.mip_node_count) if model.is_mip else 0),
         solve_seconds=seconds,
         mip_gap=_gap(info, model.sense) if model.is_mip and status.has_solution else None,
+        work=work_of(info, model.is_mip, meter),
         extra={"mip_dual_bound": float(info.mip_dual_bound)} if model.is_mip else {},
         termination=termination,
     )

@@ -111,6 +111,8 @@ def greedy_start(
         while members:
             if budget is not None and budget.spent():
                 return state.decision, True
+            if budget is not None:
+                budget.step(len(members))
             best = _best_start(inst, state, members, w1)
             if best is None:
                 break

@@ -55,12 +55,14 @@ def solve_schedule(inst: ScheduleInstance, w1: float, restart: float, ctx: Solve
         return Found(Status.OPTIMAL, start, start_score)
     if cut or ctx.budget.spent():
         why = "the time limit came during the greedy" if cut else "the greedy used up the time"
-        return _timed_out(start, start_score, why, complete=not cut)
+        return _timed_out(start, start_score, why, ctx.budget.termination, complete=not cut)
     built = build(inst, w1, restart)
     large = built.model.num_rows >= LARGE
     if too_big_for(ctx.budget, built.model.num_rows):
         # HiGHS would overrun what is left before it even reads the limit.
-        return _timed_out(start, start_score, "the model is too large for the time left")
+        return _timed_out(
+            start, start_score, "the model is too large for the time left", ctx.budget.termination
+        )
     solution = ctx.solve(
         SolveRequest(
             built.model,
@@ -84,10 +86,12 @@ def solve_schedule(inst: ScheduleInstance, w1: float, restart: float, ctx: Solve
     return Found(solution.status, decision, found, solution, solution.mip_gap)
 
 
-def _timed_out(start: Decision, scored: Scored, why: str, complete: bool = True) -> Found:
+def _timed_out(
+    start: Decision, scored: Scored, why: str, termination: Termination, complete: bool = True
+) -> Found:
     """The greedy schedule (whole, or as far as it got), answered for the time limit."""
     detail = f"{why}: the greedy schedule" + ("" if complete else " as far as it got")
-    return Found(Status.FALLBACK, start, scored, termination=Termination.TIME_LIMIT, detail=detail)
+    return Found(Status.FALLBACK, start, scored, termination=termination, detail=detail)
 
 
 def decode(inst: ScheduleInstance, built: Built, x: FloatArray) -> Decision:

@@ -18,6 +18,7 @@ from typing import ClassVar
 import numpy as np
 
 from apportion.solver.arraytypes import FloatArray
+from apportion.solver.backends import work
 from apportion.solver.backends.base import Backend, Feature, Solution, SolveSettings, reduced_costs
 from apportion.solver.backends.blocks import ipm, prices, vertex
 from apportion.solver.backends.blocks.form import (
@@ -114,6 +115,8 @@ class BlocksBackend(Backend):
             row_dual=duals if status.has_solution else None,
             col_dual=reduced_costs(model, duals) if status.has_solution else None,
             iterations=out.iterations,
+            # Its own iteration cap bounds it under a work limit (no deadline then).
+            work=out.iterations * work.IPM_ITERATION,
             build_seconds=built - started,
             solve_seconds=time.perf_counter() - built,
             extra={
