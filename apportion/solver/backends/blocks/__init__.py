@@ -93,40 +93,52 @@ class BlocksBackend(Backend):
             if found is not None:
                 return replace(found, build_seconds=built - started)
             out = ipm.solve(form, TOLERANCE, deadline)
-        x = model_point(form, model, out.point.x)
-        duals = model_duals(form, model, out.point.y_loc, out.point.y_link)
-        certificate = certify(model, x, duals)
-        termination = TERMINATION[out.stop]
-        if termination is Termination.OPTIMAL and not certificate.proves(GAP):
-            termination = Termination.INACCURATE
-        status, note = settle(termination, model, x)
-        detail = (
-            f"{out.stop.value} after {out.iterations} iterations; certificate: relative gap "
-            f"{certificate.relative_gap:.1e}, primal violation {certificate.primal_violation:.1e}, "
-            f"dual violation {certificate.dual_violation:.1e}"
-        )
-        return Solution(
-            status=status,
-            objective=certificate.objective if status.has_solution else None,
-            x=x,
-            backend=self.name,
-            solver="ipm",
-            detail="; ".join(filter(None, [detail, note])),
-            row_dual=duals if status.has_solution else None,
-            col_dual=reduced_costs(model, duals) if status.has_solution else None,
-            iterations=out.iterations,
-            # Its own iteration cap bounds it under a work limit (no deadline then).
-            work=out.iterations * work.IPM_ITERATION,
-            build_seconds=built - started,
-            solve_seconds=time.perf_counter() - built,
-            extra={
-                "relative_gap": certificate.relative_gap,
-                "dual_bound": certificate.bound,
-                "primal_violation": certificate.primal_violation,
-                "dual_violation": certificate.dual_violation,
-            },
-            termination=termination,
-        )
+        return _ipm_solution(self.name, model, form, out, built - started, built)
+
+
+def _ipm_solution(
+    backend: str,
+    model: CompiledModel,
+    form: BlockForm,
+    out: ipm.IpmRun,
+    build_seconds: float,
+    built: float,
+) -> Solution:
+    """The interior point's answer in the model's terms, with its certificate."""
+    x = model_point(form, model, out.point.x)
+    duals = model_duals(form, model, out.point.y_loc, out.point.y_link)
+    certificate = certify(model, x, duals)
+    termination = TERMINATION[out.stop]
+    if termination is Termination.OPTIMAL and not certificate.proves(GAP):
+        termination = Termination.INACCURATE
+    status, note = settle(termination, model, x)
+    detail = (
+        f"{out.stop.value} after {out.iterations} iterations; certificate: relative gap "
+        f"{certificate.relative_gap:.1e}, primal violation {certificate.primal_violation:.1e}, "
+        f"dual violation {certificate.dual_violation:.1e}"
+    )
+    return Solution(
+        status=status,
+        objective=certificate.objective if status.has_solution else None,
+        x=x,
+        backend=backend,
+        solver="ipm",
+        detail="; ".join(filter(None, [detail, note])),
+        row_dual=duals if status.has_solution else None,
+        col_dual=reduced_costs(model, duals) if status.has_solution else None,
+        iterations=out.iterations,
+        # Its own iteration cap bounds it under a work limit (no deadline then).
+        work=out.iterations * work.IPM_ITERATION,
+        build_seconds=build_seconds,
+        solve_seconds=time.perf_counter() - built,
+        extra={
+            "relative_gap": certificate.relative_gap,
+            "dual_bound": certificate.bound,
+            "primal_violation": certificate.primal_violation,
+            "dual_violation": certificate.dual_violation,
+        },
+        termination=termination,
+    )
 
 
 def _early(
