@@ -3,9 +3,8 @@ leases of the previous round given, ≤ 1 s (best of three, the first round unti
 
 from __future__ import annotations
 
-import numpy as np
-
 from apportion.mechanism.rounds import next_round
+from apportion.refdata.synthetic import busy_round
 from apportion.solver.snapshot import parse_snapshot
 from bench.harness import Case, Row, best_of
 
@@ -14,19 +13,9 @@ ROUND = 360.0
 
 
 def _row(case: Case) -> Row:
-    rng = np.random.default_rng(0)
-    nodes = [{"id": f"n{i}", "gpus": 8, "gpu_type": TYPES[i % 3]} for i in range(1000)]
-    scale = rng.choice([1, 1, 1, 2, 4, 8], size=10_000)
-    jobs = [
-        {"id": f"j{i}", "scale_factor": int(s), "throughput": dict.fromkeys(TYPES, 1.0)}
-        for i, s in enumerate(scale)
-    ]
-    snapshot = parse_snapshot({"nodes": nodes, "jobs": jobs})
-    shares = rng.dirichlet(np.ones(3), size=10_000) * 0.3
-    allocation = {
-        f"j{i}": dict(zip(TYPES, row.tolist(), strict=True)) for i, row in enumerate(shares)
-    }
-    received = {j: {k: float(rng.integers(0, 20)) * ROUND for k in TYPES} for j in allocation}
+    raw, allocation, received = busy_round(round_seconds=ROUND)
+    snapshot = parse_snapshot(raw)
+    jobs = raw["jobs"]
     first = next_round(snapshot, allocation, received)
     previous = {a.job: a.placement for a in first.assignments}
     seconds = best_of(lambda: next_round(snapshot, allocation, received, previous), 3)

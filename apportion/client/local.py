@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel
 
-from apportion.client.wire import PolicyCatalog, PolicyInfo
+from apportion.client.wire import PolicyCatalog
 
 if TYPE_CHECKING:
     from apportion.mechanism.document import RoundResult, RoundsInput
@@ -64,25 +64,9 @@ class LocalClient:
 
     def policies(self) -> PolicyCatalog:
         """Every policy with the JSON Schema of its options, as `GET /v1/policies` lists them."""
-        from apportion.solver.backends import AUTO, backend_names, get_backend
-        from apportion.solver.options import SolveOptions
-        from apportion.solver.registry import aliases, all_policies
+        from apportion.solver.catalog import policy_catalog
 
-        return PolicyCatalog(
-            policies=[
-                PolicyInfo(
-                    name=p.name,
-                    summary=p.summary,
-                    problem_class=p.problem_class,
-                    aliases=list(aliases(p.name)),
-                    options=p.options.model_json_schema(),
-                )
-                for p in all_policies().values()
-            ],
-            common_options=SolveOptions.model_json_schema(),
-            backends=backend_names(),
-            solvers={n: get_backend(n).available_solvers() for n in backend_names() if n != AUTO},
-        )
+        return PolicyCatalog.model_validate(policy_catalog())
 
     def close(self) -> None:
         """Nothing to release: no connection, no process."""

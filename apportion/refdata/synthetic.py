@@ -182,3 +182,29 @@ def _fair_demand(
     best = throughput.max(axis=1)
     level = float((scales * best / (prop * weights)).min())
     return float((weights * level * prop / best).sum())
+
+
+def busy_round(
+    jobs: int = 10_000, nodes: int = 1_000, round_seconds: float = 360.0, seed: int = 0
+) -> tuple[dict[str, Any], dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """A round mechanism's input at cluster scale: eight-GPU nodes of three types, jobs of 1–8
+    GPUs each owed a random 30 % of its time across the types, and the seconds each has already
+    received (whole rounds). Returns (snapshot, allocation, received)."""
+    types = ("v100", "p100", "k80")
+    rng = np.random.default_rng(seed)
+    scale = rng.choice([1, 1, 1, 2, 4, 8], size=jobs)
+    snapshot = {
+        "nodes": [{"id": f"n{i}", "gpus": 8, "gpu_type": types[i % 3]} for i in range(nodes)],
+        "jobs": [
+            {"id": f"j{i}", "scale_factor": int(s), "throughput": dict.fromkeys(types, 1.0)}
+            for i, s in enumerate(scale)
+        ],
+    }
+    shares = rng.dirichlet(np.ones(3), size=jobs) * 0.3
+    allocation = {
+        f"j{i}": dict(zip(types, row.tolist(), strict=True)) for i, row in enumerate(shares)
+    }
+    received = {
+        j: {k: float(rng.integers(0, 20)) * round_seconds for k in types} for j in allocation
+    }
+    return snapshot, allocation, received

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from apportion.mechanism import Rule, next_round
+from apportion.refdata.synthetic import busy_round
 from apportion.solver import solve
 from apportion.solver.snapshot import parse_snapshot
 from tests.mechanism.rounds_checks import ROUND, Replay, allocation_of_result
@@ -266,19 +266,8 @@ def test_shares_converge_in_fraction_of_time() -> None:
 
 def test_a_round_of_ten_thousand_jobs_fills_every_gpu_and_keeps_leases() -> None:
     # Its time is a bench row (bench/rounds.py), not an assertion: CI shares its cores.
-    rng = np.random.default_rng(0)
-    nodes = [{"id": f"n{i}", "gpus": 8, "gpu_type": TYPES[i % 3]} for i in range(1000)]
-    scale = rng.choice([1, 1, 1, 2, 4, 8], size=10_000)
-    jobs = [
-        {"id": f"j{i}", "scale_factor": int(s), "throughput": dict.fromkeys(TYPES, 1.0)}
-        for i, s in enumerate(scale)
-    ]
-    snapshot = parse_snapshot({"nodes": nodes, "jobs": jobs})
-    shares = rng.dirichlet(np.ones(3), size=10_000) * 0.3
-    allocation = {
-        f"j{i}": dict(zip(TYPES, row.tolist(), strict=True)) for i, row in enumerate(shares)
-    }
-    received = {j: {k: float(rng.integers(0, 20)) * ROUND for k in TYPES} for j in allocation}
+    raw, allocation, received = busy_round(round_seconds=ROUND)
+    snapshot = parse_snapshot(raw)
     first = next_round(snapshot, allocation, received)
     previous = {a.job: a.placement for a in first.assignments}
     rnd = next_round(snapshot, allocation, received, previous)
