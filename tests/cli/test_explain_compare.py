@@ -129,3 +129,17 @@ def test_compare_bad_input_is_one_line_and_exit_2(
     ran = invoke(["compare", write(tmp_path, "s.json", SNAPSHOT), *args])
     assert ran.exit_code == 2
     assert message in ran.stderr and ran.stderr.count("\n") == 1
+
+
+def test_a_job_on_other_gpus_at_the_same_throughput_is_moved(tmp_path: Path) -> None:
+    # Its k80 swapped for a v100 it runs as fast on: same share, same throughput, other GPUs.
+    alone = {
+        "gpu_types": [{"name": "v100", "count": 0}, {"name": "k80", "count": 1}],
+        "jobs": [{"id": "j", "throughput": {"v100": 1, "k80": 1}}],
+    }
+    swap = '{"gpus": {"k80": -1, "v100": 1}}'
+    ran = invoke(["compare", write(tmp_path, "s.json", alone), "--patch", swap, "--format", "json"])
+    assert ran.exit_code == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert [j["change"] for j in answer["jobs"]] == ["moved"] and answer["unchanged"] == 0
+    assert answer["jobs"][0]["allocation_delta"] == {"k80": -1.0, "v100": 1.0}
