@@ -4,6 +4,7 @@
     python -m bench.notebooks                 # every notebooks/*.ipynb, small size
     python -m bench.notebooks --full          # full size
     python -m bench.notebooks --full --save   # and write each executed notebook back
+                                              # (--save needs --full)
     python -m bench.notebooks --only hetero   # notebooks whose name contains "hetero"
 
 The baseline, timed in the same run, is a one-cell notebook: the kernel's start-up and shutdown,
@@ -18,6 +19,7 @@ run of many minutes shows where it is; `--quiet` leaves only the table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -27,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbclient import NotebookClient
 from rich.console import Console
 from rich.table import Table
 
@@ -37,6 +37,9 @@ from bench.harness import Case, Row
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 TIMEOUT_SECONDS = 7200
+#: What running a notebook needs, from the `notebooks` extra (imported when used, so that
+#: `bench.run` and `--help` work without it).
+NEEDS = ("nbformat", "nbclient", "ipykernel", "matplotlib")
 
 
 @dataclass
@@ -84,6 +87,8 @@ class CellProgress:
 def execute(notebook: Any, full: bool, progress: CellProgress | None = None) -> float:
     """Run `notebook` in place in a fresh kernel started in the repository root; seconds.
     `progress`, if given, is told as each cell starts."""
+    from nbclient import NotebookClient
+
     client = NotebookClient(
         notebook,
         timeout=TIMEOUT_SECONDS,
@@ -118,6 +123,8 @@ def local_paths(notebook: Any) -> list[str]:
 
 
 def time_notebook(path: Path, full: bool, quiet: bool = True) -> Timed:
+    import nbformat
+
     notebook = nbformat.read(path, as_version=4)
     started = time.perf_counter()
     status = "ok"
@@ -136,6 +143,8 @@ def time_notebook(path: Path, full: bool, quiet: bool = True) -> Timed:
 
 def baseline_seconds() -> float:
     """A one-cell notebook: kernel start-up, one round trip, shutdown."""
+    import nbformat
+
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
     return execute(notebook, full=False)
 
@@ -212,19 +221,46 @@ def cases() -> list[Case]:
 def save(notebook: Any, path: Path) -> None:
     """Write an executed notebook back, without the per-cell execution timestamps (they would
     change the file on every run)."""
+    import nbformat
+
     for cell in notebook.cells:
         cell.get("metadata", {}).pop("execution", None)
     _, normalized = nbformat.validator.normalize(notebook)  # cell ids and the like
     nbformat.write(nbformat.from_dict(normalized), path)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def missing_extras() -> list[str]:
+    """The modules of the `notebooks` extra this environment lacks."""
+    return [name for name in NEEDS if importlib.util.find_spec(name) is None]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.notebooks", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--full", action="store_true", help="full size (APPORTION_FULL=1)")
-    parser.add_argument("--save", action="store_true", help="write executed notebooks back")
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help="write executed notebooks back (with --full only: the committed outputs are the "
+        "full-size ones)",
+    )
     parser.add_argument("--only", default="", help="substring of the notebook's file name")
     parser.add_argument("--quiet", action="store_true", help="no per-cell progress on stderr")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.save and not args.full:
+        parser.exit(
+            2,
+            "error: --save needs --full: the committed notebooks hold full-size "
+            "outputs, which a small-size run would overwrite\n",
+        )
+    missing = missing_extras()
+    if missing:
+        parser.exit(
+            2,
+            f"error: running the notebooks needs {', '.join(missing)}: install the "
+            "notebooks extra (pip install -e '.[notebooks]')\n",
+        )
     baseline = baseline_seconds()
     rows = []
     for path in notebook_paths(args.only):

@@ -23,6 +23,7 @@ from apportion.cli.inputs import (
     one_line,
     parse_options,
     read_json,
+    read_patch,
     write_stdout,
     write_text,
 )
@@ -113,7 +114,7 @@ def compare_command(args: argparse.Namespace) -> int:
         raise UsageError("compare: give AFTER or --patch (exactly one)")
     before = read_json(args.before)
     after = read_json(args.after) if args.after is not None else None
-    patch = read_json(args.patch) if args.patch is not None else None
+    patch = read_patch(args.patch) if args.patch is not None else None
     try:
         answer = compare(before, after, patch, args.policy, _solve_options(args))
     except InputError as exc:

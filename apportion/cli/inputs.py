@@ -50,6 +50,19 @@ def read_json(path: Path) -> dict[str, Any]:
     return value
 
 
+def read_patch(given: str) -> dict[str, Any]:
+    """`--patch`: inline JSON (a value starting with `{` or `[`), else a file ('-': stdin)."""
+    if given.lstrip().startswith(("{", "[")):
+        value = decode_json(given, "--patch")
+        if not isinstance(value, dict):
+            raise UsageError(f"--patch is not a JSON object: it holds {_kind(value)}")
+        return value
+    path = Path(given)
+    if given != "-" and not path.exists():
+        raise UsageError(f"--patch: no file {given!r}, nor inline JSON (an object in {{...}})")
+    return read_json(path)
+
+
 def max_input_bytes() -> int:
     raw = os.environ.get("APPORTION_MAX_INPUT_BYTES", "")
     if not raw:

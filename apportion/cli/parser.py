@@ -65,9 +65,9 @@ def _compare(command: argparse.ArgumentParser) -> None:
     command.add_argument("after", nargs="?", type=Path, help="The other snapshot JSON file.")
     command.add_argument(
         "--patch",
-        type=Path,
-        help="Instead of AFTER: a JSON patch of BEFORE (gpus: type → GPUs to add or remove; "
-        "add_jobs; remove_jobs; weights: job id → weight).",
+        help='Instead of AFTER: a JSON patch of BEFORE, inline (\'{"gpus": {"v100": 2}}\') or '
+        "a file (gpus: type → GPUs to add or remove; add_jobs; remove_jobs; weights: job id → "
+        "weight).",
     )
     _model_options(command)
     _limits(command)

@@ -158,7 +158,7 @@ def difference(before: SolveResult, after: SolveResult) -> Comparison:
     old = {j.id: j for j in before.jobs}
     new = {j.id: j for j in after.jobs}
     changes = [_change(i, old.get(i), new.get(i)) for i in dict.fromkeys([*old, *new])]
-    moved = [c for c in changes if c.change != "both" or c.size > 0]
+    moved = [c for c in changes if c.change != "same"]
     moved.sort(key=lambda c: (-c.size, c.id))
     delta = None
     if before.objective is not None and after.objective is not None:
@@ -215,7 +215,7 @@ def _change(job_id: str, old: JobResult | None, new: JobResult | None) -> JobCha
         size = 0.0
     return JobChange(
         id=job_id,
-        change="both" if old and new else ("added" if new else "removed"),
+        change=_kind(old, new, delta, t1 - t0, size),
         allocation_before=a,
         allocation_after=b,
         allocation_delta=delta,
@@ -227,6 +227,22 @@ def _change(job_id: str, old: JobResult | None, new: JobResult | None) -> JobCha
         throughput_delta=t1 - t0,
         size=size,
     )
+
+
+def _kind(
+    old: JobResult | None, new: JobResult | None, delta: dict[str, float], gain: float, size: float
+) -> str:
+    """What happened to the job: added, removed, gained or lost effective throughput, moved
+    (other GPUs, the same throughput), rescaled (the same allocation; only its share changed,
+    measured against the other side's cluster), or the same."""
+    if old is None or new is None:
+        return "added" if new else "removed"
+    scale = max(abs(old.effective_throughput), abs(new.effective_throughput), 1.0)
+    if abs(gain) > SAME * scale:
+        return "gained" if gain > 0 else "lost"
+    if delta:
+        return "moved"
+    return "rescaled" if size > 0 else "same"
 
 
 def _gpus(before: SolveResult, after: SolveResult) -> list[GpuChange]:

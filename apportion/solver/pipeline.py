@@ -15,7 +15,7 @@ from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import AUTO, backend_names, capable_of, get_backend
 from apportion.solver.collector import paused_gc
 from apportion.solver.context import Captured, ExportContext, SolveContext, describe
-from apportion.solver.errors import FieldError, InputError
+from apportion.solver.errors import FieldError, InputError, did_you_mean
 from apportion.solver.options import PolicyOptions, SolveOptions
 from apportion.solver.policy import AnyPolicy, Outcome
 from apportion.solver.registry import DEFAULT_POLICY, find_policy, resolve, unknown_policy
@@ -54,6 +54,7 @@ def solve(
         result = to_result(chosen, problem, outcome, ctx, jobs_layout(snap, common))
     if request.note:
         result.policy_note = request.note
+    result.warnings.extend(overridden(policy, snap.policy))
     result.solver.load_seconds = load_seconds
     result.solver.validate_seconds = validated - loaded
     result.solver.total_seconds = time.perf_counter() - started
@@ -109,6 +110,17 @@ class ExportedModel:
     constraints: int
     nonzeros: int
     integer_variables: int
+
+
+def overridden(given: str | None, own: str | None) -> list[str]:
+    """The warning that the request's policy is solved instead of the snapshot's own, when
+    both are given and name different policies (aliases of one policy do not differ)."""
+    if not given or not own:
+        return []
+    mine, theirs = resolve(given), resolve(own)
+    if mine is not None and theirs is not None and mine.policy == theirs.policy:
+        return []
+    return [f"policy {given!r} given with the request overrides the snapshot's policy {own!r}"]
 
 
 def export_model(
@@ -264,8 +276,17 @@ def split_options(policy: AnyPolicy, raw: Mapping[str, Any]) -> tuple[SolveOptio
             )
         )
     if errors or common is None or own is None:
-        raise InputError(errors)
+        known = [*common_keys, *policy.options.model_fields]
+        raise InputError([_near(e, known) for e in errors])
     return common, own
+
+
+def _near(error: FieldError, known: list[str]) -> FieldError:
+    """An unknown option's error with the nearest option name, common or the policy's own."""
+    if error.type != "extra_forbidden" or len(error.loc) != 2:
+        return error
+    hint = did_you_mean(str(error.loc[1]), known)
+    return FieldError(error.loc, error.msg + hint, error.type)
 
 
 def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) -> M | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from apportion.solver.errors import did_you_mean
 from apportion.solver.policy import AnyPolicy
 
 Implied = tuple[tuple[str, Any], ...]
@@ -198,12 +199,34 @@ def resolve(name: str) -> Resolved | None:
     return None
 
 
+#: An unknown name is echoed up to this many characters (a 5 MB name is not sent back whole).
+ECHO = 40
+#: The longest message naming the choices: the service echoes no more than 200 characters.
+MESSAGE = 200
+
+
 def unknown_policy(name: str) -> str:
-    """Why no policy is called `name`, naming the choices."""
+    """Why no policy is called `name`: the nearest name if one is near (ours, an alias or
+    Gavel's), then the choices, cut after a whole name when they would not fit."""
     missing = GAVEL_MISSING.get(_key(name))
     if missing is not None:
         return f"Gavel's policy {name!r} has no counterpart here: {missing}"
-    return f"unknown policy {name!r}; choose one of {', '.join(NAMES)} (or an alias)"
+    shown = name if len(name) <= ECHO else name[:ECHO] + "…"
+    near = did_you_mean(_key(name), [*_BY_KEY, *_GAVEL])
+    return _choices(f"unknown policy {shown!r}{near}; choose one of ")
+
+
+def _choices(head: str) -> str:
+    """`head` and every policy name, or as many whole names as fit and how many more."""
+    for count in range(len(NAMES), 1, -1):
+        text = head + ", ".join(NAMES[:count]) + _more(len(NAMES) - count)
+        if len(text) <= MESSAGE:
+            return text
+    return head + NAMES[0] + _more(len(NAMES) - 1)
+
+
+def _more(rest: int) -> str:
+    return f" … and {rest} more (all: `solve policies`, GET /v1/policies)" if rest else ""
 
 
 def find_policy(name: str) -> AnyPolicy | None:

@@ -232,7 +232,11 @@ class JobChange(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
-    change: str = Field(description="both, added or removed.")
+    change: str = Field(
+        description="added, removed, gained or lost (more or less effective throughput), "
+        "moved (other GPUs, the same throughput) or rescaled (the same allocation: only its "
+        "share changed, measured against the other side's cluster)."
+    )
     allocation_before: dict[str, float]
     allocation_after: dict[str, float]
     allocation_delta: dict[str, float]

@@ -118,7 +118,7 @@ class JobColumns(Sequence[Job]):
         try:
             return _JOBS.validate_python(documents)
         except ValidationError as exc:  # the columns' checks let through what a job refuses
-            raise InputError.from_validation(exc, ("snapshot", "jobs")) from None
+            raise InputError.from_validation(exc, ("snapshot", "jobs"), Job) from None
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -141,7 +141,7 @@ def parse_snapshot(data: Any) -> Snapshot:
     try:
         return Snapshot.model_validate(data)
     except ValidationError as exc:
-        raise InputError.from_validation(exc, ("snapshot",)) from None
+        raise InputError.from_validation(exc, ("snapshot",), Snapshot) from None
 
 
 def _by_columns(data: Any) -> Snapshot | None:
