@@ -6,6 +6,7 @@ from __future__ import annotations
 import uvicorn
 
 from apportion.api.connections import bounded_headers
+from apportion.api.logs import LOG_CONFIG
 from apportion.api.settings import Settings
 
 
@@ -20,6 +21,7 @@ def main() -> None:
         # still waiting for a worker are answered 503 at once: api.lifecycle).
         timeout_graceful_shutdown=int(settings.max_time_limit + settings.stop_grace_seconds) + 1,
         log_level=settings.log_level,
+        log_config=LOG_CONFIG,  # uvicorn's lines as JSON, as the service's own are
     )
 
 

@@ -46,6 +46,7 @@ class Typed:
     body: Callable[[], tuple[type[BaseModel], ...]]  # one model, or the variants of a oneOf
     answer: type[BaseModel]
     says: str  # the 200 answer, in a few words
+    example: dict[str, Any] | None = None  # a body the service answers 200 ("Try it out")
 
 
 #: Every route declared with `post`, by its name; its operation in FastAPI's document carries

@@ -74,10 +74,10 @@ def document(base: dict[str, Any]) -> dict[str, Any]:
     for post, declared in typed:
         variants = [{"$ref": REF.format(model=m.__name__)} for m in declared.body()]
         schema = variants[0] if len(variants) == 1 else {"oneOf": variants}
-        post["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": schema}},
-        }
+        media: dict[str, Any] = {"schema": schema}
+        if declared.example is not None:
+            media["example"] = declared.example  # what the page's "Try it out" fills in
+        post["requestBody"] = {"required": True, "content": {"application/json": media}}
         post["responses"]["200"] = _response(declared.says, declared.answer.__name__)
         for code, why in PROBLEMS.items():
             post["responses"][str(code)] = _response(why, Problem.__name__, PROBLEM_MEDIA)

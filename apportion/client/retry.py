@@ -6,14 +6,16 @@ function of its body (the service is stateless), so repeating one is always safe
 the 503's `Retry-After` when it gives one, else exponential backoff with jitter; both are capped
 at `max_wait`. Anything else (an answer, a read timeout) is returned or raised at once.
 
-Each retry is logged at debug level on the `apportion.client` logger before its wait (what
-failed, which attempt, how long until the next), so a client waiting on a dead service says so
-(`logging.basicConfig(level=logging.DEBUG)`).
+Each retry is logged as a warning on the `apportion.client` logger before its wait (what
+failed, which attempt of how many, how long until the next): a client waiting on a dead service
+says so on stderr even where the program configured no logging (Python's last-resort handler
+prints warnings); `logging.getLogger("apportion.client").setLevel(logging.ERROR)` quiets it.
 """
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 import httpx
@@ -74,9 +76,9 @@ def _give_up(retry_state: RetryCallState) -> httpx.Response:
     return response
 
 
-def _announce(retry_state: RetryCallState) -> None:
-    """Before each wait: the request, what went wrong, the attempt and the wait (debug)."""
-    if not log.isEnabledFor(logging.DEBUG):
+def _announce(attempts: int, retry_state: RetryCallState) -> None:
+    """Before each wait: the request, what went wrong, the attempt of `attempts` and the wait."""
+    if not log.isEnabledFor(logging.WARNING):
         return
     outcome = retry_state.outcome
     if outcome is None:
@@ -88,11 +90,12 @@ def _announce(retry_state: RetryCallState) -> None:
         what = f"HTTP {outcome.result().status_code}"
     method, path = (*retry_state.args, "", "")[:2]
     wait = retry_state.next_action.sleep if retry_state.next_action is not None else 0.0
-    log.debug(
-        "%s %s: attempt %d failed (%s); retrying in %.2f s",
+    log.warning(
+        "%s %s: attempt %d of %d failed (%s); retrying in %.2f s",
         method,
         path,
         retry_state.attempt_number,
+        attempts,
         what,
         wait,
     )
@@ -110,5 +113,5 @@ def retry_settings(retries: int, max_wait: float) -> dict[str, Any]:
         "wait": WaitRetryAfter(BACKOFF, max_wait),
         "retry": retry_if_exception_type(TRANSIENT) | retry_if_result(_saturated),
         "retry_error_callback": _give_up,
-        "before_sleep": _announce,
+        "before_sleep": partial(_announce, retries + 1),
     }

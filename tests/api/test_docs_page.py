@@ -1,7 +1,9 @@
 """/docs as a person sees it: Debian's Chromium, headless, loads the page from a real service
 under a name other than localhost, with every other name unresolvable (no request can leave the
 machine), and the rendered page lists every operation of the OpenAPI document. Chromium's own
-network log shows that the page asked nothing of any other host (no CDN, no validator).
+network log shows that the page asked nothing of any other host (no CDN, no validator). And
+"Try it out" → "Execute" on every POST operation, clicked in the page, shows a 200 answer to
+the body the page filled in (the document's example).
 
 Chromium is installed by `tests/browser.py` when missing (the Debian package `chromium`); the
 test is skipped, saying why, where it can be neither found nor installed."""
@@ -20,7 +22,7 @@ import httpx
 import pytest
 
 from tests.api.service import Service, running_service
-from tests.browser import Unavailable, chromium
+from tests.browser import Unavailable, chromium, tab_on
 
 NAME = "apportion.test"  # what a proxy in front of the service would be called
 
@@ -114,3 +116,48 @@ def test_the_page_asks_nothing_of_other_hosts(page: dict[str, Any]) -> None:
     assert f"{origin}/static/swagger-ui/swagger-ui-bundle.js" in requests
     outside = [u for u in requests if not u.startswith(f"{origin}/")]
     assert outside == [], outside
+
+
+#: In the page: open one operation, "Try it out", "Execute" with the body Swagger UI filled in,
+#: and read back that body and the status and body of the answer the page shows.
+TRY_IT_OUT = """
+(async () => {
+  const until = async (find, what) => {
+    for (let i = 0; i < 1200; i++) {
+      const found = find();
+      if (found) return found;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("never appeared: " + what);
+  };
+  const op = await until(() => document.getElementById(OPERATION), "the operation");
+  op.querySelector(".opblock-summary-control").click();
+  (await until(() => op.querySelector(".try-out__btn"), "Try it out")).click();
+  const sent = (await until(() => op.querySelector("textarea.body-param__text"), "body")).value;
+  (await until(() => op.querySelector("button.execute"), "Execute")).click();
+  const cell = await until(
+    () => op.querySelector(".live-responses-table .response .response-col_status"), "answer");
+  const body = op.querySelector(".live-responses-table .response-col_description pre");
+  return {sent, status: cell.textContent.trim(), body: body ? body.textContent : ""};
+})()
+"""
+
+
+def test_try_it_out_then_execute_answers_200_on_every_post(
+    browser: str, service: Service, tmp_path: Path
+) -> None:
+    document = httpx.get(f"{service.base}/openapi.json", timeout=30).json()
+    posts = [
+        (path, methods["post"]) for path, methods in document["paths"].items() if "post" in methods
+    ]
+    assert {path for path, _ in posts} >= {"/v1/solve", "/v1/compare", "/v1/rounds"}
+    port = urlsplit(service.base).port
+    flags = [f"--host-resolver-rules=MAP {NAME} 127.0.0.1, MAP * ~NOTFOUND", "--no-proxy-server"]
+    for path, operation in posts:
+        block = f"operations-{operation['tags'][0]}-{operation['operationId']}"
+        with tab_on(browser, f"http://{NAME}:{port}/docs", tmp_path / block, flags) as tab:
+            shown = tab.evaluate(TRY_IT_OUT.replace("OPERATION", json.dumps(block)))
+        example = operation["requestBody"]["content"]["application/json"]["example"]
+        assert json.loads(shown["sent"]) == example, path  # what the page filled in
+        assert shown["status"] == "200", (path, shown)
+        assert json.loads(shown["body"]), path  # the answer's document, shown on the page

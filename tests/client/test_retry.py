@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 
 import pytest
 
@@ -15,7 +17,7 @@ from apportion.client import (
     ServiceUnreachable,
 )
 from apportion.solver import Status
-from tests.api.service import Service, free_port
+from tests.api.service import ROOT, Service, free_port
 from tests.client.busy import PROBE_SNAPSHOT, AsyncRecording, Recording, gaps, occupy
 from tests.client.conftest import RETRY_AFTER
 
@@ -67,11 +69,11 @@ def test_the_wait_is_capped_by_max_retry_wait(service: Service) -> None:
     busy.join(timeout=60)
 
 
-def test_each_retry_against_a_dead_service_is_logged_at_debug(
+def test_each_retry_against_a_dead_service_is_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    caplog.set_level(logging.DEBUG, logger="apportion.client")
+    caplog.set_level(logging.WARNING, logger="apportion.client")
     with (
         ApportionClient(dead, retries=2, max_retry_wait=0.05) as api,
         pytest.raises(ServiceUnreachable) as unreachable,
@@ -79,7 +81,26 @@ def test_each_retry_against_a_dead_service_is_logged_at_debug(
         api.policies()
     assert "after 3 attempts" in str(unreachable.value)
     said = [r.getMessage() for r in caplog.records if r.name == "apportion.client"]
-    assert len(said) == 2 and all(r.levelno == logging.DEBUG for r in caplog.records)
+    assert len(said) == 2 and all(r.levelno == logging.WARNING for r in caplog.records)
     for attempt, line in enumerate(said, start=1):
-        assert line.startswith(f"GET /v1/policies: attempt {attempt} failed (ConnectError")
+        assert line.startswith(f"GET /v1/policies: attempt {attempt} of 3 failed (ConnectError")
         assert "retrying in 0.05 s" in line
+
+
+def test_a_program_without_logging_set_up_hears_each_retry_on_stderr() -> None:
+    """As a user's script meets it: no logging configured, a closed port, the warnings on
+    stderr, one per retry, with the attempt and the wait."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    script = (
+        "from apportion.client import ApportionClient\n"
+        f"ApportionClient({dead!r}, retries=2, max_retry_wait=0.05).policies()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 1 and "ServiceUnreachable" in done.stderr
+    said = [line for line in done.stderr.splitlines() if "retrying in" in line]
+    assert len(said) == 2, done.stderr
+    for attempt, line in enumerate(said, start=1):
+        assert f"attempt {attempt} of 3 failed (ConnectError" in line
+        assert line.endswith("retrying in 0.05 s")

@@ -1,25 +1,28 @@
-"""Try apportion-slurm on a small real Slurm cluster, in one command (as root, on Debian):
+"""Try apportion-slurm on a small real Slurm cluster, in one command (as root, on Debian; from
+another user, begin it with sudo):
 
-    sudo .venv/bin/python -m apportion.adapters.slurm.tryout [--rounds 3] [--round-seconds 10]
+    .venv/bin/python -m apportion.adapters.slurm.tryout [--rounds 3] [--round-seconds 10]
 
-It installs Slurm's Debian packages when they are missing, starts a cluster of four nodes
-under a temporary directory (`local.cluster`: n1, n2 with 8 V100 each, n3, n4 with 8 K80
-each; GPU jobs held at submission, as docs/SLURM.md recommends), submits a few jobs as users
-would (untyped GPU requests, a typed one, one the table has no row for), prints the first
-round as a dry run, then runs the rounds for real, printing what each did and what Slurm then
-shows, and the time each job received. It stops every daemon and job it started and removes
-the directory, whatever happens. Exit code 0 when every round was enacted, 1 otherwise (or
-when no cluster could be started: the line says why), 2 for bad arguments.
+It installs Slurm's Debian packages when they are missing (saying so first), starts a cluster
+of four nodes under a temporary directory (`local.cluster`: n1, n2 with 8 V100 each, n3, n4
+with 8 K80 each; GPU jobs held at submission, as docs/SLURM.md recommends), submits a few jobs
+as users would (untyped GPU requests, a typed one, one the table has no row for), prints the
+first round as a dry run, then runs the rounds for real, printing what each did and what Slurm
+then shows, and the time each job received. It stops every daemon and job it started and
+removes the directory, whatever happens. Exit code 0 when every round was enacted, 1 otherwise
+(or when no cluster could be started: the line says why), 2 for bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import os
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import TextIO
@@ -42,6 +45,7 @@ from apportion.adapters.slurm.local.cluster import (
     Unavailable,
     running,
 )
+from apportion.adapters.slurm.local.packages import ensure
 from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob
 
 TABLE = {
@@ -62,15 +66,43 @@ JOBS = (
 )
 
 
+PROG = "python -m apportion.adapters.slurm.tryout"
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Each option's default in its help; the epilog's command kept on its own line."""
+
+
+def command() -> str:
+    """The command to run the try-out with, from this user: sudo only when not root already
+    (a root container has no sudo)."""
+    return ("" if os.geteuid() == 0 else "sudo ") + f"{sys.executable} -m {PROG.split()[-1]}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m apportion.adapters.slurm.tryout",
-        description="Start a small real Slurm cluster, submit jobs, run apportion-slurm rounds "
+        prog=PROG,
+        description="Start a small real Slurm cluster, submit jobs, run apportion-slurm rounds\n"
         "on it, print what happened, stop everything (needs root).",
+        epilog=f"run it as:\n  {command()}",
+        formatter_class=_Help,
     )
-    parser.add_argument("--rounds", type=int, default=3, choices=range(1, 21), metavar="N")
-    parser.add_argument("--round-seconds", type=float, default=10.0, metavar="SECONDS")
-    parser.add_argument("--policy", default="max_min_fairness")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        choices=range(1, 21),
+        metavar="N",
+        help="rounds to run for real after the dry run (1 to 20)",
+    )
+    parser.add_argument(
+        "--round-seconds",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="length of a round (2 to 600)",
+    )
+    parser.add_argument("--policy", default="max_min_fairness", help="the policy each round solves")
     return parser
 
 
@@ -83,16 +115,28 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     configure_logging("error")  # the try-out prints what happened; the JSON log stays quiet
     root = Path(tempfile.mkdtemp(prefix="apportion-slurm-tryout-"))
     try:
+        ensure(say=_saying(out))
         with running(root, hold_partitions=("gpu",)) as cluster:
             try:
                 return _try(cluster, args, out)
             finally:
                 out.write(f"\nstopped the cluster and removed {root}\n")
     except (Unavailable, RuntimeError) as exc:  # RuntimeError: a daemon or command failed
-        sys.stderr.write(f"tryout: {exc}\n")
+        again = "" if os.geteuid() == 0 else f" (run it as root: {command()})"
+        sys.stderr.write(f"tryout: {exc}{again}\n")
         return 1
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _saying(out: TextIO) -> Callable[[str], None]:
+    """A line written to `out` at once (the apt-get that follows is silent for a while)."""
+
+    def say(line: str) -> None:
+        out.write(f"{line}\n")
+        out.flush()
+
+    return say
 
 
 def _try(cluster: Cluster, args: argparse.Namespace, out: TextIO) -> int:

@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.config import JsonValue
 
+from apportion.api import examples
 from apportion.api.dispatch import Typed, post
 from apportion.api.openapi import NOT_NULL, NULL, policy_names
 from apportion.api.worker import Done, Endpoint, Limited, validated
@@ -89,7 +90,7 @@ post(
     router,
     "/compare",
     COMPARE,
-    Typed(compare_request, Comparison, "the differences"),
+    Typed(compare_request, Comparison, "the differences", examples.COMPARE),
     name="compare_snapshots",
     summary="What-if: the per-job differences between two snapshots",
     description="The body is `{policy, before, after | patch, options}`: `before` and `after` "

@@ -11,6 +11,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.config import JsonDict, JsonValue
 
+from apportion.api import examples
 from apportion.api.dispatch import Typed, post
 from apportion.api.openapi import NOT_NULL, NULL, policy_names
 from apportion.api.worker import Done, Endpoint, Limited
@@ -83,7 +84,7 @@ post(
     router,
     "/rounds",
     ROUNDS,
-    Typed(rounds_request, RoundResult, "the next round"),
+    Typed(rounds_request, RoundResult, "the next round", examples.ROUNDS),
     name="next_round",
     summary="The next round: which jobs run, on which nodes and GPUs",
     description="The body is `{snapshot, allocation | policy + options, received, previous, "

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from apportion.api import examples
 from apportion.api.dispatch import Typed, post
 from apportion.api.openapi import camel, options_model
 from apportion.api.worker import Done, Endpoint, Limited, validated
@@ -116,7 +117,7 @@ post(
     router,
     "/solve",
     SOLVE,
-    Typed(request_variants, SolveResult, "the result document"),
+    Typed(request_variants, SolveResult, "the result document", examples.SOLVE),
     name="solve_snapshot",
     summary="Solve a snapshot with a policy",
     description="The body is `{policy, snapshot, options}` (see the schema); the answer is the "

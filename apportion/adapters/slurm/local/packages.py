@@ -1,7 +1,7 @@
 """The Debian packages a local Slurm cluster needs (the try-out and the Slurm tests): slurmctld,
 slurmd, slurm-client and munge, installed with apt-get as root when a program is missing.
 
-    sudo .venv/bin/python -m apportion.adapters.slurm.local.packages
+    .venv/bin/python -m apportion.adapters.slurm.local.packages    (as root: sudo ... if not)
 
 Exit code 0 when the programs are there (installed now or before) and when installing is not
 possible here (no apt-get, or not root: the line on stderr says so, and the Slurm tests are
@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
@@ -38,8 +39,9 @@ def missing() -> list[str]:
     return [p for p in PROGRAMS if not (shutil.which(p) or Path("/usr/sbin", p).exists())]
 
 
-def ensure() -> str:
-    """Install the packages when a program is missing; what was done (one line).
+def ensure(say: Callable[[str], object] | None = None) -> str:
+    """Install the packages when a program is missing; what was done (one line). `say` hears
+    what is being installed before apt-get starts (it takes a while, silently).
     `Unavailable` when it cannot be done here, `InstallFailed` when apt-get failed."""
     lacking = missing()
     if not lacking:
@@ -51,6 +53,8 @@ def ensure() -> str:
         )
     if os.geteuid() != 0:
         raise Unavailable(f"{', '.join(lacking)} missing; installing {packages} needs root")
+    if say is not None:
+        say(f"installing {packages} with apt-get ({', '.join(lacking)} missing): about a minute")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for command in (
         ["apt-get", "update", "-qq"],
@@ -65,7 +69,7 @@ def ensure() -> str:
 
 def main() -> int:
     try:
-        done = ensure()
+        done = ensure(say=lambda line: sys.stderr.write(f"slurm packages: {line}\n"))
     except InstallFailed as exc:
         sys.stderr.write(f"slurm packages: {exc}\n")
         return 1
