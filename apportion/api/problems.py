@@ -105,7 +105,13 @@ def field_problems(
 
 
 def shorten(text: str) -> str:
-    return text if len(text) <= ECHO_CHARACTERS else text[:ECHO_CHARACTERS] + "…"
+    """At most `ECHO_CHARACTERS`, cut at a word boundary where there is one (a name cut in the
+    middle reads as another name)."""
+    if len(text) <= ECHO_CHARACTERS:
+        return text
+    cut = text[:ECHO_CHARACTERS]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > ECHO_CHARACTERS // 2 else cut).rstrip(" ,;") + " …"
 
 
 def summary(errors: list[dict[str, Any]]) -> str:
