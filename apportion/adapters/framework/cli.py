@@ -160,7 +160,11 @@ def run_until_signalled(controller: Controller[Any, Any]) -> int:
 
 
 def configure_logging(level: str) -> None:
-    """One JSON object per line on stderr, as the service logs."""
+    """One JSON object per line on stderr, as the service logs; the client's own records (its
+    retries) go the same way instead of as plain text through logging's last resort."""
+    client = logging.getLogger("apportion.client")
+    client.handlers[:] = [_AsJson()]
+    client.propagate = False
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
@@ -173,6 +177,14 @@ def configure_logging(level: str) -> None:
             logging.getLevelNamesMapping()[level.upper()]
         ),
     )
+
+
+class _AsJson(logging.Handler):
+    """Hands a standard-library record to structlog: event `client`, its text as `message`, at
+    the record's level."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        structlog.get_logger(record.name).log(record.levelno, "client", message=record.getMessage())
 
 
 def _current_stderr(*args: Any) -> structlog.PrintLogger:
