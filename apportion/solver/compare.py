@@ -140,28 +140,11 @@ def difference(before: SolveResult, after: SolveResult) -> Comparison:
     """Per-job changes (jobs only on one side count as added or removed), largest first. When
     a side has no allocation (stopped at the time limit before finding one, infeasible), there
     is nothing to compare: no per-job changes, and a warning saying which side and why."""
-    warnings = _warnings(before, after)
-    if not (before.status.has_solution and after.status.has_solution):
-        return Comparison(
-            policy=before.policy,
-            objective_name=before.objective_name,
-            status_before=before.status,
-            status_after=after.status,
-            objective_before=before.objective,
-            objective_after=after.objective,
-            objective_delta=None,
-            gpu_types=[],
-            jobs=[],
-            unchanged=0,
-            warnings=warnings,
-        )
-    old = {j.id: j for j in before.jobs}
-    new = {j.id: j for j in after.jobs}
-    changes = [_change(i, old.get(i), new.get(i)) for i in dict.fromkeys([*old, *new])]
-    moved = [c for c in changes if c.change != "same"]
-    moved.sort(key=lambda c: (-c.size, c.id))
+    comparable = before.status.has_solution and after.status.has_solution
+    changes = _changes(before, after) if comparable else []
+    moved = sorted((c for c in changes if c.change != "same"), key=lambda c: (-c.size, c.id))
     delta = None
-    if before.objective is not None and after.objective is not None:
+    if comparable and before.objective is not None and after.objective is not None:
         delta = after.objective - before.objective
     return Comparison(
         policy=before.policy,
@@ -171,11 +154,17 @@ def difference(before: SolveResult, after: SolveResult) -> Comparison:
         objective_before=before.objective,
         objective_after=after.objective,
         objective_delta=delta,
-        gpu_types=_gpus(before, after),
+        gpu_types=_gpus(before, after) if comparable else [],
         jobs=moved,
         unchanged=len(changes) - len(moved),
-        warnings=warnings,
+        warnings=_warnings(before, after),
     )
+
+
+def _changes(before: SolveResult, after: SolveResult) -> list[JobChange]:
+    old = {j.id: j for j in before.jobs}
+    new = {j.id: j for j in after.jobs}
+    return [_change(i, old.get(i), new.get(i)) for i in dict.fromkeys([*old, *new])]
 
 
 def _warnings(before: SolveResult, after: SolveResult) -> list[str]:

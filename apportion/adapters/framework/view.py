@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TextIO, TypeVar
 
 J = TypeVar("J")
 
@@ -151,3 +151,10 @@ class View(Generic[J]):
                 for j, job in jobs.items()
             ],
         }
+
+
+def write_ledger(received: Mapping[str, Mapping[str, float]], out: TextIO) -> None:
+    """The ledger's seconds per GPU type for each job, jobs in numeric order (try-out output)."""
+    out.write("\nseconds received per GPU type (the adapter's ledger):\n")
+    for job, per in sorted(received.items(), key=lambda item: int(item[0])):
+        out.write(f"  job {job:<3} " + "  ".join(f"{k} {s:.1f}" for k, s in per.items()) + "\n")

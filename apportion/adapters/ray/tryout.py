@@ -26,9 +26,9 @@ from typing import TextIO
 from apportion.adapters.framework import Controller, RoundPlanner, RoundReport, Settings
 from apportion.adapters.framework.actions import nodes_text
 from apportion.adapters.framework.cli import configure_logging
+from apportion.adapters.framework.view import write_ledger
 from apportion.adapters.ray.integration import RayIntegration
 from apportion.adapters.ray.local.cluster import LocalRay, Unavailable, running
-from apportion.adapters.ray.managed import RayState
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
 from apportion.adapters.ray.raycluster import RayCluster, RayError
 from apportion.adapters.ray.scope import Scope
@@ -139,7 +139,7 @@ def _try(cluster: LocalRay, root: Path, args: argparse.Namespace, out: TextIO) -
         _report(outcome, _held(queue, outcome), out)
         time.sleep(max(0.0, args.round_seconds - (time.monotonic() - started)))
     controller.step()  # count the last round's time
-    _received(controller, out)
+    write_ledger(controller.ledger.received if controller.ledger else {}, out)
     return 1 if failures else 0
 
 
@@ -178,13 +178,6 @@ def _report(outcome: RoundReport[QueuedJob], held: dict[str, str], out: TextIO) 
     for action in outcome.actions:
         out.write(f"  job {action.job:<3} {action.kind:<7} {action.reason}\n")
         out.write(f"  {'':<3}     Ray now: {held.get(action.job, 'no placement group')}\n")
-
-
-def _received(controller: Controller[RayState, QueuedJob], out: TextIO) -> None:
-    out.write("\nseconds received per GPU type (the adapter's ledger):\n")
-    received = controller.ledger.received if controller.ledger else {}
-    for job, per in sorted(received.items(), key=lambda item: int(item[0])):
-        out.write(f"  job {job:<3} " + "  ".join(f"{k} {s:.1f}" for k, s in per.items()) + "\n")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ from apportion.adapters.framework import (
     SetupError,
 )
 from apportion.adapters.framework.cli import configure_logging
-from apportion.adapters.slurm.integration import SlurmIntegration, SlurmState
+from apportion.adapters.framework.view import write_ledger
+from apportion.adapters.slurm.integration import SlurmIntegration
 from apportion.adapters.slurm.local.cluster import (
     GPUS_PER_NODE,
     NODES,
@@ -175,7 +176,7 @@ def _try(cluster: Cluster, args: argparse.Namespace, out: TextIO) -> int:
         _report(outcome, _settled(cluster, integration, outcome), out)
         time.sleep(max(0.0, args.round_seconds - (time.monotonic() - started)))
     controller.step()  # count the last round's time
-    _received(controller, out)
+    write_ledger(controller.ledger.received if controller.ledger else {}, out)
     return 1 if failures else 0
 
 
@@ -215,13 +216,6 @@ def _report(outcome: RoundReport[SlurmJob], jobs: dict[str, SlurmJob], out: Text
             now += " (held)"
         out.write(f"  job {action.job:<3} {action.kind:<7} {action.reason}\n")
         out.write(f"  {'':<3}     Slurm now: {now}\n")
-
-
-def _received(controller: Controller[SlurmState, SlurmJob], out: TextIO) -> None:
-    out.write("\nseconds received per GPU type (the adapter's ledger):\n")
-    received = controller.ledger.received if controller.ledger else {}
-    for job, per in sorted(received.items(), key=lambda item: int(item[0])):
-        out.write(f"  job {job:<3} " + "  ".join(f"{k} {s:.1f}" for k, s in per.items()) + "\n")
 
 
 if __name__ == "__main__":
