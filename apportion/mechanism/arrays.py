@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 
 import numpy as np
@@ -33,6 +34,14 @@ NEGLIGIBLE = 1e-9
 #: An allocation X: job → GPU type → fraction, or a result's per-job columns as they are (a
 #: `JobTable`: rows of jobs the snapshot does not list are not in the round).
 Allocation = Mapping[str, Mapping[str, float]] | JobTable
+
+
+class Spare(StrEnum):
+    """Which entries without time a `types` round serves at priority 0 (`Targets.spare`)."""
+
+    UP = "up"  # a job moving up, or one whose time is all where it makes no progress
+    ANY = "any"  # Gavel's simulator: a job the allocation covers, on any type where it runs
+    NONE = "none"  # Gavel's simulator under a FIFO policy: none
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,8 @@ class Targets:
     # its time (it then does not run at all).
     stalled: Mapping[int, tuple[int, ...]]
     speed: FloatArray  # jobs × types: the snapshot's throughputs (0 where it cannot run)
+    spare_rule: Spare = Spare.UP
+    uncovered: frozenset[int] = frozenset()  # jobs the allocation was not computed for
 
     @cached_property
     def entries(self) -> tuple[IntArray, IntArray]:
@@ -148,9 +159,19 @@ class Targets:
         with time on a type where it runs at least as fast as on its slowest type with time (it
         moves up to a GPU no entry with time took), and a job whose time was all where it makes
         no progress (`stalled`) wherever it does. A job the allocation gave nothing does not
-        run: the policy decided so."""
+        run: the policy decided so.
+
+        Gavel's simulator (`Spare.ANY`) serves instead every job its allocation covers on
+        every type where it has no time and makes progress (its allocation's jobs all have
+        entries of priority 0 in every type's queue), and none under its FIFO policies
+        (`Spare.NONE`); a job that arrived since the allocation runs nowhere."""
         m = len(self.job_ids)
         speed, target = self.speed, self.target[:m]
+        if self.spare_rule is not Spare.UP:
+            wanted = (speed > 0) & (target <= 0) & (self.spare_rule is Spare.ANY)
+            wanted[list(self.uncovered)] = False
+            rows, types = np.nonzero(wanted)
+            return rows.astype(np.int64), types.astype(np.int64)
         given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
         stalled = np.zeros(m, dtype=bool)
         stalled[list(self.stalled)] = True
@@ -187,9 +208,11 @@ def targets(
     types: Sequence[str],
     allocation: Allocation,
     pairs: Sequence[PairShare],
+    spare: Spare = Spare.UP,
+    uncovered: Sequence[str] = (),
 ) -> Targets:
     """The rows' members, gang sizes and time fractions (inputs already checked); fractions
-    below `NEGLIGIBLE` count as 0."""
+    below `NEGLIGIBLE` count as 0. `spare` and `uncovered` (job ids): see `Targets.spare`."""
     # The jobs' arrays as the policies read them: a snapshot validated as columns gives them
     # without building a `Job` per job.
     jobs = ClusterArrays.from_snapshot(snapshot)
@@ -223,6 +246,8 @@ def targets(
         tuple((j,) for j in range(m)) + members,
         _stalled(given, x, y, members),
         speed,
+        spare,
+        frozenset(index[j] for j in uncovered if j in index),
     )
 
 

@@ -46,7 +46,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from apportion.mechanism.arrays import NEGLIGIBLE, Allocation, Cluster, Combos, combos, targets
+from apportion.mechanism.arrays import (
+    NEGLIGIBLE,
+    Allocation,
+    Cluster,
+    Combos,
+    Spare,
+    combos,
+    targets,
+)
 from apportion.mechanism.backfill import backfill
 from apportion.mechanism.checks import round_errors
 from apportion.mechanism.placement import place
@@ -97,7 +105,9 @@ class Planner:
     pairs' `received` mappings are read at every round, so a caller may keep them current in
     place. Inputs are not checked: build it from checked parts, or call `next_round`.
     `cluster` is `Cluster.of(snapshot)` when the caller keeps one for the same nodes (a new
-    planner per allocation on an unchanged cluster)."""
+    planner per allocation on an unchanged cluster). `uncovered` (jobs the allocation was
+    not computed for) run at priority 0 where its entries leave GPUs free with `backfill`;
+    `spare` says which entries without time a `types` round serves (`arrays.Spare`)."""
 
     def __init__(
         self,
@@ -108,7 +118,9 @@ class Planner:
         rule: Rule | str = Rule.GAVEL,
         round_seconds: float | None = None,
         cluster: Cluster | None = None,
-        backfill: Sequence[str] = (),
+        uncovered: Sequence[str] = (),
+        backfill: bool = False,
+        spare: Spare = Spare.UP,
         order: Order | str = Order.PRIORITY,
     ) -> None:
         self.rule = _rule(rule, round_seconds)
@@ -116,9 +128,12 @@ class Planner:
         self.round_seconds = round_seconds or 0.0
         self.cluster = cluster or Cluster.of(snapshot)
         self.pairs = _clean_pairs(pairs)
-        self.fixed = targets(snapshot, self.cluster.type_names, allocation, self.pairs)
-        index, has_time = self.fixed.index, self.fixed.has_time
-        self.uncovered = [index[j] for j in backfill if j in index and not has_time[index[j]]]
+        self.fixed = targets(
+            snapshot, self.cluster.type_names, allocation, self.pairs, spare, uncovered
+        )
+        has_time = self.fixed.has_time
+        late = [self.fixed.index[j] for j in uncovered if j in self.fixed.index]
+        self.uncovered = [j for j in late if not has_time[j]] if backfill else []
 
     def next_round(
         self,

@@ -74,7 +74,8 @@ class Resolve:
     passed since the last one (until then it stays pending). `backfill`: between solves, jobs
     the last allocation does not cover (they arrived since) run at priority 0 on GPUs its jobs
     leave free (`mechanism.backfill`; rounds mode). `gavel` is Gavel's rule: arrivals and
-    completions, 1,920 s apart at least, with back-fill.
+    completions, 1,920 s apart at least; as in Gavel's simulator, a job that arrived since
+    the last solve runs nowhere until the next (no back-fill; add `backfill` for it).
     """
 
     arrivals: bool = True
@@ -92,7 +93,7 @@ class Resolve:
             raise ValueError("resolve: give at least one of arrivals, completions, every:N, gavel")
         if "gavel" in parts:
             parts = [p for p in parts if p != "gavel"]
-            parts += ["arrivals", "completions", f"interval:{GAVEL_RESET_SECONDS:g}", "backfill"]
+            parts += ["arrivals", "completions", f"interval:{GAVEL_RESET_SECONDS:g}"]
         every, interval = None, None
         for part in parts:
             if part.startswith("every:"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from apportion.mechanism import Order, Planner, next_round
+from apportion.mechanism.arrays import Spare
 from apportion.solver.errors import InputError
 from apportion.solver.snapshot import Snapshot, parse_snapshot
 
@@ -77,7 +78,8 @@ def test_jobs_the_allocation_does_not_cover_fill_what_it_leaves_free() -> None:
     # nothing. Back-filled, "new" runs on the fastest type with room, at priority 0, after
     # every entry with time; "gave" never runs. A gang too wide for what is left waits.
     cluster = snapshot({"old": 1, "new": 1, "gave": 1, "wide": 2})
-    planner = Planner(cluster, {"old": {"v100": 0.5}}, backfill=["wide", "new", "old"])
+    uncovered = ["wide", "new", "old"]
+    planner = Planner(cluster, {"old": {"v100": 0.5}}, uncovered=uncovered, backfill=True)
     rnd = planner.next_round({})
     assert [(a.job, a.gpu_type, a.priority) for a in rnd.assignments] == [
         ("old", "v100", float("inf")),
@@ -87,6 +89,28 @@ def test_jobs_the_allocation_does_not_cover_fill_what_it_leaves_free() -> None:
     assert rnd.waiting == ()  # none of them has time allocated
     alone = Planner(cluster, {"old": {"v100": 0.5}}).next_round({})
     assert [a.job for a in alone.assignments] == ["old"]
+
+
+def test_gavels_simulator_serves_every_covered_job_where_it_has_no_time() -> None:
+    # "a" has the V100, "b" the V100 too but is behind "a" (received more); "c" was given
+    # nothing; "new" arrived since. Per type, fastest first: the V100 serves "a" (∞), then its
+    # priority-0 entries are all taken; the P100's priority-0 entries in job order: "b" moves
+    # down to it, then "c" runs on the K80. "new" runs nowhere, though the cluster had room
+    # for it had "c" not come first.
+    cluster = snapshot({"a": 1, "b": 1, "c": 1, "new": 1})
+    allocation = {"a": {"v100": 0.5}, "b": {"v100": 0.5}, "c": {"v100": 0.0}}
+    planner = Planner(cluster, allocation, uncovered=["new"], spare=Spare.ANY, order=Order.TYPES)
+    rnd = planner.next_round({"b": {"v100": 360.0}})
+    assert {a.job: (a.gpu_type, a.priority) for a in rnd.assignments} == {
+        "a": ("v100", float("inf")),
+        "b": ("p100", 0.0),
+        "c": ("k80", 0.0),
+    }
+    # Under its FIFO policies nothing runs at priority 0: "b" waits, P100 and K80 idle.
+    fifo = Planner(cluster, allocation, uncovered=["new"], spare=Spare.NONE, order=Order.TYPES)
+    rnd = fifo.next_round({"b": {"v100": 360.0}})
+    assert [a.job for a in rnd.assignments] == ["a"]
+    assert rnd.idle == {"k80": 1, "p100": 1, "v100": 0}
 
 
 def test_an_unknown_order_is_an_input_error() -> None:

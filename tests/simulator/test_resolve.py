@@ -17,8 +17,9 @@ ROUND = 360.0
 
 
 def test_gavels_rule_parses_to_its_parts() -> None:
-    assert Resolve.parse("gavel") == Resolve(True, True, None, GAVEL_RESET_SECONDS, True)
-    assert str(Resolve.parse("gavel")) == "arrivals,completions,interval:1920,backfill"
+    assert Resolve.parse("gavel") == Resolve(True, True, None, GAVEL_RESET_SECONDS, False)
+    assert str(Resolve.parse("gavel")) == "arrivals,completions,interval:1920"
+    assert Resolve.parse("gavel,backfill").backfill
     assert Resolve.parse("completions,interval:600") == Resolve(False, True, None, 600.0, False)
 
 
@@ -51,8 +52,38 @@ def test_an_arrival_waits_for_the_interval_and_is_then_solved_for() -> None:
     assert late["first_start"] == 6 * ROUND
 
 
+def test_under_gavels_rules_an_arrival_between_resets_waits_for_the_next_reset() -> None:
+    # As in Gavel's simulator: "late" is in no allocation until the reset 1,920 s after the
+    # last (at the round boundary 2,160 s); until then it has no entry and runs nowhere,
+    # though the second GPU is free all along.
+    config = SimConfig(resolve=Resolve.parse("gavel"), round_rule="gavel")
+    result = simulate(trace(_two_jobs(), {"v100": 2}), config)
+    assert result.calls["time"].tolist()[:2] == [0.0, 6 * ROUND]
+    late = result.records.set_index("job").loc["late"]
+    assert late["first_start"] == 6 * ROUND
+    assert late["finish"] == pytest.approx(6 * ROUND + 1000.0)
+
+
+def test_under_gavels_rules_fifo_leaves_a_freed_gpu_idle_until_the_next_reset() -> None:
+    # One V100 and one K80 (V100 twice as fast). FIFO at t = 0: "a" (two rounds) on the V100,
+    # "b" on the K80. "a" finishes at 720 s; Gavel's simulator serves no priority-0 entry
+    # under FIFO, so "b" stays on the K80 until the reset at 2,160 s: 10,800 of its 40,000
+    # steps there, the other 29,200 on the V100 at 10 a second. (Under the deficit rule it
+    # moves up at 720 s.)
+    speed = {"v100": 10.0, "k80": 5.0}
+    jobs = [job("a", 2 * ROUND, speed=speed), job("b", 4000.0, speed=speed)]
+    cluster = trace(jobs, {"v100": 1, "k80": 1}, per_node=1)
+    gavel = SimConfig(policy="fifo", resolve=Resolve.parse("gavel"), round_rule="gavel")
+    finish = simulate(cluster, gavel).records.set_index("job")["finish"]
+    assert finish["a"] == pytest.approx(2 * ROUND)
+    assert finish["b"] == pytest.approx(6 * ROUND + 2920.0)
+    deficit = SimConfig(policy="fifo", resolve=Resolve.parse("gavel"))
+    moved = simulate(cluster, deficit).records.set_index("job")["finish"]
+    assert moved["b"] == pytest.approx(2 * ROUND + (40000.0 - 3600.0) / 10.0)
+
+
 def test_with_back_fill_an_arrival_runs_on_the_free_gpu_before_the_next_solve() -> None:
-    resolve = Resolve.parse("gavel")
+    resolve = Resolve.parse("gavel,backfill")
     result = simulate(trace(_two_jobs(), {"v100": 2}), SimConfig(resolve=resolve))
     assert result.calls["time"].tolist()[:2] == [0.0, 6 * ROUND]
     late = result.records.set_index("job").loc["late"]

@@ -5,8 +5,10 @@ N rounds); `mechanism.next_round` then picks who runs this round and where, from
 job has received on each type since X was computed, and the previous round's placements (jobs
 that keep their GPUs get a lease extension and pay no preemption). Jobs arriving mid-round wait
 for the next round; GPUs freed by a job finishing mid-round stay idle until then (as in Gavel).
-With `Resolve.backfill`, jobs that arrived since the last solve run at priority 0 on the GPUs
-the allocation's jobs leave free (`mechanism.backfill`), as Gavel's mechanism runs them.
+Jobs that arrived since the last solve have no entry and run nowhere until the next, as in
+Gavel's simulator; with `Resolve.backfill` they run instead at priority 0 on the GPUs the
+allocation's jobs leave free (`mechanism.backfill`). Under Gavel's round rule the entries
+without time are served as Gavel's simulator serves them (`_spare`).
 Space sharing: pair allocations returned by the policy are passed on; co-located jobs run at
 their pair throughputs and their GPUs are counted once.
 """
@@ -17,7 +19,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from apportion.mechanism.arrays import Allocation, Cluster
+from apportion.mechanism.arrays import Allocation, Cluster, Spare
+from apportion.mechanism.priority import Rule
 from apportion.mechanism.rounds import Plan, Planner
 from apportion.mechanism.types import PairShare
 from apportion.simulator.clients import Decider, Reply, Request
@@ -48,6 +51,7 @@ class RoundsEnactor:
         self._partner: dict[int, str] = {}
         self._request: Request | None = None
         self._backfill = config.resolve_for(decider.baseline).backfill
+        self._spare = _spare(config)
         self._covered: set[int] = set()  # the jobs the last solve was asked about
         self._version = -1
         self._allocation: Allocation = {}
@@ -86,7 +90,9 @@ class RoundsEnactor:
                 rule=self.config.round_rule,
                 round_seconds=self.config.round_seconds,
                 cluster=self._cluster,
-                backfill=self._uncovered(request.jobs),
+                uncovered=self._uncovered(request.jobs),
+                backfill=self._backfill,
+                spare=self._spare,
                 order=self.config.round_order,
             )
         received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
@@ -95,9 +101,7 @@ class RoundsEnactor:
         return self._enact(now, plan, request.jobs)
 
     def _uncovered(self, active: IntArray) -> list[str]:
-        """With back-fill, the active jobs the last solve was not asked about, by arrival."""
-        if not self._backfill:
-            return []
+        """The active jobs the last solve was not asked about, by arrival."""
         table = self.table
         new = [j for j in active.tolist() if j not in self._covered]
         return [table.ids[j] for j in sorted(new, key=lambda j: (table.arrival[j], j))]
@@ -203,6 +207,15 @@ class RoundsEnactor:
                 kind = table.types[int(table.cur_type[j])]
                 together = self.together.setdefault((me, other), {})
                 together[kind] = together.get(kind, 0.0) + held
+
+
+def _spare(config: SimConfig) -> Spare:
+    """Gavel's rule serves the entries without time as Gavel's simulator does: every job of
+    the allocation on every type where it runs, after the entries with time, except under
+    its FIFO policies, whose allocations say who runs and who waits."""
+    if config.round_rule != Rule.GAVEL:
+        return Spare.UP
+    return Spare.NONE if config.policy == "fifo" else Spare.ANY
 
 
 def _key(pair: dict[str, Any]) -> tuple[str, str]:
