@@ -79,7 +79,7 @@ def _type_of(allocation: dict[str, float]) -> str | None:
 def _gavels(case: dict[str, Any], calls: int, root: str) -> tuple[list[float], Any]:
     sys.path[:0] = [f"{root}/scheduler", f"{root}/scheduler/policies"]
     import cvxpy
-    from job_id_pair import JobIdPair  # type: ignore[import-not-found]
+    from job_id_pair import JobIdPair
 
     document, policy = case["snapshot"], case["policy"]
     order = np.argsort([job.get("arrival_time", 0.0) for job in document["jobs"]], kind="stable")
@@ -93,16 +93,16 @@ def _gavels(case: dict[str, Any], calls: int, root: str) -> tuple[list[float], A
     scales = {key[j]: int(job.get("scale_factor", 1)) for j, job in enumerate(jobs)}
     weights = {key[j]: float(job.get("weight", 1.0)) for j, job in enumerate(jobs)}
     if policy == "fifo":
-        from fifo import FIFOPolicyWithPerf  # type: ignore[import-not-found]
+        from fifo import FIFOPolicyWithPerf
 
         chosen = FIFOPolicyWithPerf()
 
         def call() -> Any:
             return chosen.get_allocation(throughputs, scales, spec)
     else:
-        from max_min_fairness import MaxMinFairnessPolicyWithPerf  # type: ignore[import-not-found]
+        from max_min_fairness import MaxMinFairnessPolicyWithPerf
 
-        solvers = cvxpy.installed_solvers()
+        solvers = cvxpy.installed_solvers()  # type: ignore[no-untyped-call]
         chosen = MaxMinFairnessPolicyWithPerf("ECOS" if "ECOS" in solvers else "CLARABEL")
 
         def call() -> Any:
@@ -133,7 +133,7 @@ def _gavel_min_share(
         equal = sum(throughputs[k][t] * spec[t] for t in spec) / total
         rate = sum(throughputs[k][t] * allocation[k][t] for t in spec) * scales[k]
         shares.append(rate / (weights[k] * equal))
-    return min(shares)
+    return float(min(shares))
 
 
 def child(side: str, path: str, calls: int, root: str) -> None:
@@ -160,7 +160,8 @@ def table(root: Path, processes: int, calls: int) -> list[str]:
     lines = [
         f"Gavel's code at {root}; CPU seconds per call, median of {calls} calls, best of "
         f"{processes} alternating processes per side",
-        f"{'case':<28} {'jobs':>6} {'ours ms':>9} {'Gavel ms':>9} {'ratio':>7} {'target':>7}  agree",
+        f"{'case':<28} {'jobs':>6} {'ours ms':>9} {'Gavel ms':>9} {'ratio':>7} {'target':>7}"
+        "  agree",
     ]
     with tempfile.TemporaryDirectory() as scratch:
         for name, policy, jobs, target in CASES:

@@ -57,6 +57,11 @@ MAX_ROUNDS = 64
 # Queues this short are walked job by job: a vectorized step costs about as much as walking a
 # few dozen jobs (the `objectives` bench's FIFO rows).
 SHORT_QUEUE = 48
+# The head of every queue is walked job by job first: a contended queue usually stops within
+# it (a few hundred jobs fill the cluster), and walking up to the stop is cheaper than
+# vectorized steps over the whole queue (`bench.gavel_policies`); a longer queue goes on
+# vectorized from there.
+WALK_FIRST = 2048
 
 
 class FifoOptions(PolicyOptions):
@@ -134,10 +139,15 @@ def place(
     choice = np.full(n, -1, dtype=np.int64)
     state = np.full(n, NO_ROOM, dtype=np.int64)
     free = capacity.astype(float)
-    pos, rounds = 0, 0
+    pos = min(n, WALK_FIRST)
+    stop = _walk(speed, scale, free, mode, 0, choice, state, pos)
+    if stop is not None:
+        return choice, state, stop
+    rounds = 0
     while pos < n:
         if rounds == MAX_ROUNDS or n - pos <= SHORT_QUEUE:
-            return _walk(speed, scale, free, mode, pos, choice, state)
+            stop = _walk(speed, scale, free, mode, pos, choice, state, n)
+            return choice, state, stop
         rounds += 1
         end, event = _segment(speed[pos:], scale[pos:], free, mode, choice[pos:], state[pos:])
         pos += end
@@ -199,14 +209,17 @@ def _walk(
     pos: int,
     choice: IntArray,
     state: IntArray,
-) -> tuple[IntArray, IntArray, int | None]:
-    """The same rule job by job from `pos`, on plain lists (linear; faster than array
-    operations on a short queue, and the way out for a queue that keeps closing new (type,
-    scale factor) pairs)."""
+    end: int,
+) -> int | None:
+    """The same rule job by job from `pos` to `end`, on plain lists (linear; faster than
+    array operations on a short queue or up to an early stop, and the way out for a queue
+    that keeps closing new (type, scale factor) pairs), lowering `free` in place; the
+    position of the job that stopped the queue, if one did."""
     left = free.tolist()
-    rates = speed[pos:].tolist()
+    rates = speed[pos:end].tolist()
     types = range(len(left))
-    for j, (s, rate) in enumerate(zip(scale[pos:].tolist(), rates, strict=True), start=pos):
+    sizes = scale[pos:end].tolist()
+    for j, (s, rate) in enumerate(zip(sizes, rates, strict=True), start=pos):
         # The fastest type with room (the first of equals); rate 0 is no progress.
         best, top, fits = -1, 0.0, False
         for k in types:
@@ -219,10 +232,11 @@ def _walk(
             left[best] -= s
         elif mode == "strict" or (mode == "gavel" and not fits):
             state[j + 1 :] = BEHIND
-            return choice, state, j
+            return j
         elif mode == "gavel":
             state[j] = NO_GAIN
-    return choice, state, None
+    free[:] = left
+    return None
 
 
 _WAITING = {

@@ -167,9 +167,15 @@ def random_queue(seed: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("walk_first", [fifo.WALK_FIRST, 0, 7])
 @pytest.mark.parametrize("mode", ["strict", "backfill", "gavel"])
 @pytest.mark.parametrize("seed", range(40))
-def test_vectorized_pass_matches_the_rule_job_by_job(seed: int, mode: str) -> None:
+def test_vectorized_pass_matches_the_rule_job_by_job(
+    seed: int, mode: str, walk_first: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass as it runs (the head walked, the rest vectorized), and vectorized from the
+    start or after a few jobs walked."""
+    monkeypatch.setattr(fifo, "WALK_FIRST", walk_first)
     snapshot = random_queue(seed)
     placed, blocker = reference_queue(snapshot, mode)
     result = solve(snapshot, policy="fifo", options={"mode": mode})
@@ -184,6 +190,7 @@ def test_walking_the_queue_gives_the_same_answer(
 ) -> None:
     """The job-by-job walk (short queues, or after many resumptions) and the vectorized pass
     agree, reasons included."""
+    monkeypatch.setattr(fifo, "WALK_FIRST", 0)
     for seed in range(10):
         snapshot = random_queue(100 + seed)
         vectorized = solve(snapshot, policy="fifo", options={"mode": mode})
