@@ -78,9 +78,18 @@ def queue_order(problem: ClusterArrays) -> IntArray:
     """Job indices by arrival time, ties by id."""
     order: IntArray = problem.arrival_time.argsort(kind="stable")
     arrival = problem.arrival_time[order]
-    if not np.count_nonzero(arrival[1:] == arrival[:-1]):
-        return order  # no ties: the ids are never compared (an array of strings is costly)
-    order = np.lexsort((np.array(problem.job_ids), problem.arrival_time))
+    equal = arrival[1:] == arrival[:-1]
+    if not np.count_nonzero(equal):
+        return order  # no ties: the ids are never compared
+    # Only the tied jobs are reordered, by their ids (compared in Python: an array of strings
+    # of every id is costly); a group of ties is a run of equal arrivals among them.
+    at = np.flatnonzero(np.concatenate([equal, [False]]) | np.concatenate([[False], equal]))
+    jobs = order[at]
+    ids = problem.job_ids
+    names = [ids[j] for j in jobs.tolist()]
+    rank = np.empty(len(names))
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    order[at] = jobs[np.lexsort((rank, arrival[at]))]
     return order
 
 
