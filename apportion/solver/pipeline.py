@@ -384,11 +384,8 @@ def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> dict[int, str]
         why = dict.fromkeys(idle, "allocated no time: other jobs' shares bind first")
         for j in outcome.placements.keys() & why.keys():
             del why[j]
-    given = outcome.reasons
-    if all(given.values()):  # the usual case, copied at C speed (FIFO gives hundreds)
-        why.update(given)
-    else:
-        why.update((j, reason) for j, reason in given.items() if reason)
+    given = outcome.reasons  # with every reason given (the usual case) copied at C speed
+    why.update(given if all(given.values()) else {j: r for j, r in given.items() if r})
     return why
 
 
