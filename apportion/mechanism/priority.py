@@ -94,11 +94,15 @@ def priorities(
 
 
 def serving_order(
-    combos: Combos, priority: FloatArray, order: Order = Order.PRIORITY
+    combos: Combos,
+    priority: FloatArray,
+    order: Order = Order.PRIORITY,
+    type_rank: IntArray | None = None,
 ) -> tuple[IntArray, IntArray]:
-    """(rows, types) of every entry with time allocated, in the order they are served."""
+    """(rows, types) of every entry with time allocated, in the order they are served;
+    `type_rank` (per type, its place) overrides the `types` order's fastest-first one."""
     if order is Order.TYPES:
-        return _by_type(combos, priority)
+        return _by_type(combos, priority, type_rank)
     rows, types = combos.entries  # by row, then type: np.nonzero's order
     # np.lexsort sorts by its last key first, stably: priority, then target (both descending),
     # and ties then keep the entries' order (job order, then type), deterministically.
@@ -106,10 +110,15 @@ def serving_order(
     return rows[keys].astype(np.int64, copy=False), types[keys].astype(np.int64, copy=False)
 
 
-def _by_type(combos: Combos, priority: FloatArray) -> tuple[IntArray, IntArray]:
-    """Gavel's per-type queues, fastest type first: each type's entries with time by priority,
-    then its priority-0 entries (`Targets.spare`) in job order."""
+def _by_type(
+    combos: Combos, priority: FloatArray, type_rank: IntArray | None = None
+) -> tuple[IntArray, IntArray]:
+    """Gavel's per-type queues, fastest type first (or in `type_rank`'s order): each type's
+    entries with time by priority, then its priority-0 entries (`Targets.spare`) in job
+    order."""
     rows, types, (target, spare, rank) = combos.queues
+    if type_rank is not None:
+        rank = type_rank[types]
     keys = np.lexsort((rows, target, -priority[rows, types], spare, rank))
     return rows[keys], types[keys]
 
@@ -131,12 +140,16 @@ class Selection:
 
 
 def select(
-    combos: Combos, cluster: Cluster, priority: FloatArray, order: Order = Order.PRIORITY
+    combos: Combos,
+    cluster: Cluster,
+    priority: FloatArray,
+    order: Order = Order.PRIORITY,
+    type_rank: IntArray | None = None,
 ) -> Selection:
     """Serve entries in `order`: a job runs at most once (alone or in one pair), and a row
     runs on type k only if k still has its whole gang of GPUs free. Whether the gang then fits
     on the nodes is not a question: a gang may span nodes, so a count that fits places."""
-    rows, types = serving_order(combos, priority, order)
+    rows, types = serving_order(combos, priority, order, type_rank)
     free = [int(v) for v in cluster.capacity]
     capacity = list(free)
     scale = combos.scale.tolist()

@@ -60,7 +60,7 @@ from apportion.mechanism.checks import round_errors
 from apportion.mechanism.placement import place
 from apportion.mechanism.priority import Order, Rule, Selection, elapsed_time, priorities, select
 from apportion.mechanism.types import Assignment, PairShare, Round
-from apportion.solver.arraytypes import FloatArray
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.errors import InputError
 from apportion.solver.result import SolveResult
 from apportion.solver.snapshot import Snapshot
@@ -163,9 +163,11 @@ class Planner:
         previous: Mapping[str, Mapping[str, int]] | None = None,
         *,
         elapsed: float | None = None,
+        type_rank: IntArray | None = None,
     ) -> Plan:
         """`next_round` before it is written out as assignments, for a caller that reads the
-        chosen rows and their placements as they are (a simulator, round after round)."""
+        chosen rows and their placements as they are (a simulator, round after round);
+        `type_rank` orders the `types` queues this round (`priority.serving_order`)."""
         cluster = self.cluster
         if isinstance(received, np.ndarray):
             shape = (len(self.fixed.job_ids), len(cluster.type_names))
@@ -175,7 +177,7 @@ class Planner:
         rows = combos(self.fixed, received, self.pairs)
         total = elapsed_time(rows, cluster, elapsed)
         priority = priorities(rows, total, self.rule, self.round_seconds)
-        selection = select(rows, cluster, priority, self.order)
+        selection = select(rows, cluster, priority, self.order, type_rank)
         if self.uncovered:
             selection = backfill(selection, rows, self.fixed.speed, self.uncovered)
         placements = place(selection.chosen, rows, cluster, previous or {})

@@ -8,7 +8,8 @@ for the next round; GPUs freed by a job finishing mid-round stay idle until then
 Jobs that arrived since the last solve have no entry and run nowhere until the next, as in
 Gavel's simulator; with `Resolve.backfill` they run instead at priority 0 on the GPUs the
 allocation's jobs leave free (`mechanism.backfill`). Under Gavel's round rule the entries
-without time are served as Gavel's simulator serves them (`_spare`).
+without time, and agnostic policies' answers, are served as Gavel's simulator serves them
+(`simulator.enact.gavel`).
 Space sharing: pair allocations returned by the policy are passed on; co-located jobs run at
 their pair throughputs and their GPUs are counted once.
 """
@@ -19,12 +20,14 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from apportion.mechanism.arrays import Allocation, Cluster, Spare
-from apportion.mechanism.priority import Rule
+import numpy as np
+
+from apportion.mechanism.arrays import Allocation, Cluster
 from apportion.mechanism.rounds import Plan, Planner
 from apportion.mechanism.types import PairShare
 from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import Contention, SimConfig
+from apportion.simulator.enact import gavel
 from apportion.simulator.enact.common import CallLog, Holdings, Placement, running_from
 from apportion.simulator.enact.contention import Slowdown
 from apportion.simulator.snapshots import rounds_snapshot
@@ -51,8 +54,13 @@ class RoundsEnactor:
         self._partner: dict[int, str] = {}
         self._request: Request | None = None
         self._backfill = config.resolve_for(decider.baseline).backfill
-        self._spare = _spare(config)
+        self._spare = gavel.spare(config)
+        # Gavel's agnostic policies: a random order of the types' queues each round.
+        self._shuffle = np.random.default_rng(config.seed) if gavel.agnostic(config) else None
         self._covered: set[int] = set()  # the jobs the last solve was asked about
+        self._gpus: dict[str, int] = {}
+        for node in table.trace.cluster.nodes:
+            self._gpus[node.gpu_type] = self._gpus.get(node.gpu_type, 0) + node.gpus
         self._version = -1
         self._allocation: Allocation = {}
         self._shares: list[Any] = []
@@ -96,7 +104,10 @@ class RoundsEnactor:
                 order=self.config.round_order,
             )
         received = self.table.since[request.jobs]  # the snapshot's jobs and types, in order
-        plan = self._planner.plan(received, self.holdings.by_id)
+        order = None
+        if self._shuffle is not None:
+            order = self._shuffle.permutation(len(self._to_table))
+        plan = self._planner.plan(received, self.holdings.by_id, type_rank=order)
         self.calls.mechanism_seconds += time.perf_counter() - started
         return self._enact(now, plan, request.jobs)
 
@@ -143,10 +154,16 @@ class RoundsEnactor:
             return  # keep enacting the last allocation the policy stood behind
         self._covered = set(request.jobs.tolist())
         self.allocation = answer.columns if answer.columns is not None else answer.allocation
+        if self._shuffle is not None:
+            self.allocation = gavel.spread(self.allocation, self._gpus, self._scales(request))
         self.pairs = answer.pairs
         # Gavel's priorities compare X with the time received since X was computed.
         self.table.since[:] = 0.0
         self.together = {}
+
+    def _scales(self, request: Request) -> dict[str, int]:
+        table = self.table
+        return {table.ids[j]: table.trace.jobs[j].scale_factor for j in request.jobs.tolist()}
 
     def _enact(self, now: float, plan: Plan, jobs: IntArray) -> Running:
         """The round's chosen rows as the jobs (`jobs`: the snapshot's, in its order) that run,
@@ -207,15 +224,6 @@ class RoundsEnactor:
                 kind = table.types[int(table.cur_type[j])]
                 together = self.together.setdefault((me, other), {})
                 together[kind] = together.get(kind, 0.0) + held
-
-
-def _spare(config: SimConfig) -> Spare:
-    """Gavel's rule serves the entries without time as Gavel's simulator does: every job of
-    the allocation on every type where it runs, after the entries with time, except under
-    its FIFO policies, whose allocations say who runs and who waits."""
-    if config.round_rule != Rule.GAVEL:
-        return Spare.UP
-    return Spare.NONE if config.policy == "fifo" else Spare.ANY
 
 
 def _key(pair: dict[str, Any]) -> tuple[str, str]:
