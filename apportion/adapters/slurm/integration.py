@@ -121,6 +121,16 @@ class SlurmIntegration:
             return None
         return f"it asks for {each} GPUs on each of {source.node_count} node(s)"
 
+    def identity(self) -> str:
+        """The cluster (its name and controller) and the scope: one adapter each."""
+        try:
+            config = self.slurm.config()
+        except SlurmError as exc:
+            raise SetupError(f"cannot read the cluster's configuration: {exc}") from None
+        host = config.get("SlurmctldHost[0]", config.get("SlurmctldHost", "?"))
+        where = f"{config.get('ClusterName', '?')} at {host}:{config.get('SlurmctldPort', '?')}"
+        return f"slurm cluster {where}; {self.scope.describe()}"
+
     def back_in_queue(self, jobs: set[str]) -> set[str]:
         try:
             return {j.id for j in self.slurm.jobs() if j.id in jobs and j.pending}

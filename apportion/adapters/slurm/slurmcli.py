@@ -74,7 +74,10 @@ class SlurmJob:
     - per_node: the request is `--gres=gpu:N` (N on each of `node_count` nodes), not `--gpus`
     - requested_type: the GPU type named in the request (`--gres=gpu:v100:2`), else None
     - placement: node → GPUs while it runs, from `gres_detail`; `running_type` the type there
-    - held: pending with a hold (user or admin), so Slurm will not start it by itself
+    - held: pending with a hold (user or admin), so Slurm will not start it by itself;
+      `hold_reason` Slurm's word for a hold, pending or running (a user may hold a running job)
+    - gres_detail: the GPUs allocated on each node of `nodes`, as Slurm writes them
+      (`gpu:k80:4(IDX:0-3)`); `without_gpus` says when they fall short of the request
     - partitions: the partition it runs in, or those it may start in while pending
     """
 
@@ -95,6 +98,8 @@ class SlurmJob:
     running_type: str | None = None
     partitions: tuple[str, ...] = ()
     account: str = ""
+    nodes: str = ""
+    gres_detail: tuple[str, ...] = ()
 
     @property
     def pending(self) -> bool:
@@ -112,6 +117,21 @@ class SlurmJob:
     @property
     def held(self) -> bool:
         return self.pending and self.reason.startswith("JobHeld")
+
+    @property
+    def hold_reason(self) -> str | None:
+        """`JobHeldUser` or `JobHeldAdmin` when the job carries a hold, else None."""
+        return self.reason if self.reason.startswith("JobHeld") else None
+
+    @property
+    def without_gpus(self) -> str | None:
+        """Why a running job lacks GPUs it asked for (it came up with fewer, e.g.
+        `gpu:k80:0` while slurmctld restarted), or None."""
+        if not self.running or self.gpus <= 0 or sum(self.placement.values()) >= self.gpus:
+            return None
+        got = sum(self.placement.values())
+        detail = " ".join(self.gres_detail) or "no GPU"
+        return f"it runs with {got} of the {self.gpus} GPUs it asked for ({detail} on {self.nodes})"
 
 
 def parse_nodes(document: Mapping[str, Any]) -> list[SlurmNode]:
@@ -183,6 +203,8 @@ def _job(entry: Mapping[str, Any]) -> SlurmJob:
         running_type=running_type,
         partitions=tuple(p for p in str(entry.get("partition") or "").split(",") if p),
         account=str(entry.get("account") or ""),
+        nodes=str(entry.get("nodes") or ""),
+        gres_detail=tuple(str(d) for d in entry.get("gres_detail") or ()),
     )
 
 
@@ -248,6 +270,12 @@ class Slurm:
     def jobs(self) -> list[SlurmJob]:
         """Every job Slurm still lists, from `squeue --json`."""
         return parse_jobs(self._json("squeue", "--json"))
+
+    def config(self) -> dict[str, str]:
+        """`scontrol show config` as name → value (`ClusterName` → `test`)."""
+        lines = self.run(("scontrol", "show", "config")).splitlines()
+        pairs = (line.partition(" = ") for line in lines if " = " in line)
+        return {name.strip(): value.strip() for name, _, value in pairs}
 
     def version(self) -> str:
         """The line of `sinfo --version` (`slurm 22.05.8`)."""
