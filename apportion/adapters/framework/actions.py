@@ -11,7 +11,9 @@ job (`Kind`), why, and the integration's commands that do it.
   when there are none (the scheduler would not start it by itself);
 - fixed jobs (they keep their GPUs) FIXED and jobs left alone SKIP, no command;
 - a running job without the GPUs it asked for (`Job.fault`): REQUEUE, its `stop` commands,
-  whatever the round says (a job left so would hold a node's slot and compute nothing);
+  whatever the round says (a job left so would hold a node's slot and compute nothing); a job
+  the round starts or moves onto its nodes waits instead (until the requeue completes the
+  scheduler may still count its GPUs there);
 - a job someone else holds: HELD when it waits (no command: the hold is theirs to release);
   when it runs, the round may keep it or stop it (PREEMPT, it then stays held), never move it.
 
@@ -78,7 +80,7 @@ def plan_round(integration: Integration[Any, Any], view: View[Any], rnd: Round) 
             actions.append(Action(job_id, Kind.FIXED, _fixed_reason(job), gpu_type=job.gpu_type))
         elif job_id in served and not _held_moved(view, job, served[job_id][1]):
             rank, assignment = served[job_id]
-            actions.append(_served(integration, job, assignment, rank))
+            actions.append(_served(integration, view, job, assignment, rank))
         else:
             why = rnd.reasons.get(job_id, "the policy gives it no time now")
             if job_id in served:
@@ -108,11 +110,23 @@ def _held_moved(view: View[Any], job: Job[Any], a: Assignment) -> bool:
     return job.id in view.held_running and not a.kept
 
 
-def _served(integration: Integration[Any, Any], job: Job[Any], a: Assignment, rank: int) -> Action:
+def _blocked(view: View[Any], placement: Mapping[str, int]) -> str | None:
+    """Why a node of `placement` cannot take a job now: a faulty job's requeue is under way."""
+    for other in view.faulty.values():
+        for node in placement:
+            if node in other.placement:
+                return f"{node} still counts the GPUs of job {other.id}, requeued: {other.fault}"
+    return None
+
+
+def _served(
+    integration: Integration[Any, Any], view: View[Any], job: Job[Any], a: Assignment, rank: int
+) -> Action:
     where = f"{a.gpu_type} ({nodes_text(a.placement)})"
     if job.running and a.kept:
         return Action(job.id, Kind.KEEP, f"keeps its GPUs on {where}", (), a.gpu_type, a.placement)
     misfit = integration.misfit(job, a.placement) if isinstance(integration, Fits) else None
+    misfit = misfit or _blocked(view, a.placement)
     if misfit is not None:
         return _not_served(integration, job, f"the round places it on {where}, but {misfit}")
     start = integration.start(job, a.gpu_type, a.placement, rank)

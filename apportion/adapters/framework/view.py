@@ -10,8 +10,8 @@ only the other jobs are scheduled. The policy still sees every managed job.
 Two kinds of managed job are taken out of the round altogether: a waiting job someone else
 holds (its user, an admin: `held`, told from the adapter's own holds by the controller) stays
 held and out of the policy's sight; a running job that came up without the GPUs it asked for
-(`Job.fault`) is stopped back to the queue by the round, whatever it says, and the GPUs it
-does hold are not handed out meanwhile.
+(`Job.fault`) is stopped back to the queue by the round, whatever it says, and nothing is
+started on its nodes meanwhile (`actions`).
 """
 
 from __future__ import annotations
@@ -111,13 +111,8 @@ class View(Generic[J]):
             for j, job in jobs.items()
             if job.running and (not allow_preemption or job.pinned is not None)
         )
-        nodes = dict(managed.nodes)
-        for job in faulty.values():  # what it holds stays taken until its stop completes
-            for node, gpus in job.placement.items():
-                if node in nodes:
-                    nodes[node] = (nodes[node][0], max(0, nodes[node][1] - gpus))
         return cls(
-            nodes=nodes,
+            nodes=dict(managed.nodes),
             jobs=jobs,
             fixed=fixed,
             received={j: dict(received.get(j, {})) for j in jobs},

@@ -36,6 +36,7 @@ from apportion.adapters.framework.view import Job, Managed
 from apportion.adapters.slurm.managed import build_managed
 from apportion.adapters.slurm.scope import Scope
 from apportion.adapters.slurm.slurmcli import (
+    USABLE_NODE_STATES,
     Slurm,
     SlurmError,
     SlurmJob,
@@ -71,10 +72,27 @@ class SlurmIntegration:
         self.slurm, self.table, self.scope = slurm, table, scope or Scope()
 
     def read(self) -> SlurmState:
+        """Slurm's state; `ReadError` also while a node in scope has not registered with a
+        slurmctld that just (re)started: its jobs' GPUs are not known yet, and a job started
+        there comes up without them."""
         try:
-            return SlurmState(self.slurm.nodes(), self.slurm.jobs())
+            state = SlurmState(self.slurm.nodes(), self.slurm.jobs())
         except SlurmError as exc:
             raise ReadError(str(exc)) from None
+        waking = [
+            n.name
+            for n in state.nodes
+            if n.gpu_type
+            and not n.registered
+            and self.scope.schedules(n)
+            and n.state.lower() in USABLE_NODE_STATES | {"unknown"}
+        ]
+        if waking:
+            raise ReadError(
+                f"node(s) {', '.join(waking)} have not registered with slurmctld since it "
+                "started (a restart?): nothing is changed before they have"
+            )
+        return state
 
     def seen(self, state: SlurmState) -> Iterable[Seen]:
         return [Seen(j.id, j.running_type if j.running else None, j.start_time) for j in state.jobs]

@@ -9,7 +9,8 @@ anything richer), and its partitions hold every node the adapter schedules (the 
 it on any of them). Its scale factor is its GPU count; a running job's GPUs are its placement.
 A running job Slurm cannot requeue (`--no-requeue`) is pinned: it keeps its GPUs. A running job
 in scope that came up with fewer GPUs than it asked for (`gpu:k80:0`, seen after a slurmctld
-restart) is managed whatever its nodes, with that fault: the round requeues it. A job's hold
+restart) is managed whatever its nodes, with that fault: the round requeues it, and hands out
+none of the GPUs it asked for on its nodes meanwhile. A job's hold
 (`JobHeldUser`, `JobHeldAdmin`), pending or running, is passed on for the controller to tell
 the adapter's holds from its users'.
 """
@@ -92,7 +93,10 @@ def _faulty(job: SlurmJob, table: Mapping[str, Mapping[str, float]]) -> Job[Slur
     mapped = map_job(job, table) if fault is not None else None
     if not isinstance(mapped, Mapped):
         return None
-    placement = {n: g for n, g in job.placement.items() if g > 0}
+    # Until its requeue completes, Slurm may still count the GPUs it asked for on its nodes:
+    # the round hands none of them out.
+    each = job.gpus // max(len(job.allocated), 1)
+    placement = {node: max(job.placement.get(node, 0), each) for node in job.allocated}
     return Job(
         id=job.id,
         key=mapped.key,

@@ -59,11 +59,17 @@ class SlurmNode:
     flags: frozenset[str] = frozenset()
     features: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
+    #: Its slurmd has registered with the running slurmctld (`slurmd_start_time` is 0 until it
+    #: has, for the first seconds after a slurmctld restart, whatever `state` says).
+    registered: bool = True
 
     @property
     def usable(self) -> bool:
-        """Up and accepting jobs: not down, invalid, drained, reserved ..."""
-        return self.state.lower() in USABLE_NODE_STATES and not self.flags & UNUSABLE_NODE_FLAGS
+        """Up, registered and accepting jobs: not down, invalid, drained, reserved ... A job
+        started on a node whose slurmd has not registered again after a slurmctld restart
+        comes up without its GPUs (`gpu:k80:0`)."""
+        usable = self.state.lower() in USABLE_NODE_STATES and self.registered
+        return usable and not self.flags & UNUSABLE_NODE_FLAGS
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,8 @@ class SlurmJob:
     - held: pending with a hold (user or admin), so Slurm will not start it by itself;
       `hold_reason` Slurm's word for a hold, pending or running (a user may hold a running job)
     - gres_detail: the GPUs allocated on each node of `nodes`, as Slurm writes them
-      (`gpu:k80:4(IDX:0-3)`); `without_gpus` says when they fall short of the request
+      (`gpu:k80:4(IDX:0-3)`); `without_gpus` says when they fall short of the request;
+      `allocated` the nodes allocated to it (`job_resources`), GPUs or not
     - partitions: the partition it runs in, or those it may start in while pending
     """
 
@@ -100,6 +107,7 @@ class SlurmJob:
     account: str = ""
     nodes: str = ""
     gres_detail: tuple[str, ...] = ()
+    allocated: tuple[str, ...] = ()
 
     @property
     def pending(self) -> bool:
@@ -154,7 +162,8 @@ def _node(entry: Mapping[str, Any]) -> SlurmNode:
     flags = frozenset(str(f).upper() for f in entry.get("state_flags") or ())
     partitions = tuple(str(p) for p in entry.get("partitions") or ())
     name, state = str(entry["name"]), str(entry["state"])
-    return SlurmNode(name, gpu_type, gpus, state, flags, features, partitions)
+    registered = entry.get("slurmd_start_time") != 0
+    return SlurmNode(name, gpu_type, gpus, state, flags, features, partitions, registered)
 
 
 def without_type_feature(nodes: Sequence[SlurmNode]) -> dict[str, str]:
@@ -205,6 +214,10 @@ def _job(entry: Mapping[str, Any]) -> SlurmJob:
         account=str(entry.get("account") or ""),
         nodes=str(entry.get("nodes") or ""),
         gres_detail=tuple(str(d) for d in entry.get("gres_detail") or ()),
+        allocated=tuple(
+            str(n["nodename"])
+            for n in (entry.get("job_resources") or {}).get("allocated_nodes") or ()
+        ),
     )
 
 

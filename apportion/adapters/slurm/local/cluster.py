@@ -78,15 +78,16 @@ class Cluster:
         data = json.loads(self.run("squeue", "--json").stdout)
         return {str(job["job_id"]): job for job in data["jobs"]}
 
-    def restart_controller(self) -> None:
-        """Stop slurmctld (SIGTERM, as an operator's restart does) and start it again on the
-        same state; returns once it answers."""
+    def stop_controller(self) -> None:
+        """Stop slurmctld as an operator's restart does (SIGTERM; it saves its state)."""
         old = self.processes[1]
         old.send_signal(signal.SIGTERM)
         old.wait(timeout=30)
-        self.processes[1] = _daemon(
-            [program("slurmctld"), "-D", "-i", "-f", str(self.conf)], self.env
-        )
+
+    def start_controller(self) -> None:
+        """Start slurmctld again on its saved state; returns once it answers."""
+        command = [program("slurmctld"), "-D", "-i", "-f", str(self.conf)]
+        self.processes[1] = _daemon(command, self.env)
         _wait_for(
             lambda: " is UP" in self.run("scontrol", "ping", check=False).stdout,
             30,
