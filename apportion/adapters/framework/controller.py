@@ -4,10 +4,8 @@ round, enact it; the same fail-safe rules for every integration.
 One round (`Controller.step`):
 
 1. read the scheduler (`Integration.read`), the jobs it lists (`seen`) and what is managed;
-2. count the time each running job received since the last round (the ledger, saved
-   atomically);
-3. build the view (`View.build`) and ask the planner for the policy's allocation and the round
-   (in process or over HTTP);
+2. count the time each running job received since the last round (the ledger, saved);
+3. build the view (`View.build`), ask the planner for the policy's allocation and the round;
 4. turn the round into actions (`actions.plan_round`) and enact their commands, or print them
    with `dry_run`.
 
@@ -20,9 +18,9 @@ otherwise it is abandoned (`plan_abandoned`) and the next round plans afresh. Th
 cancel verb: a job the round does not run is stopped back into the queue (`Integration.stop`).
 Every command is logged with its reason, one JSON object per line.
 
-Before the first round (`check`) the controller refuses to run on an unusable state file
-(`ledger.StateError`, unless `rebuild_state`) and takes the one-instance lock (`lock`), held
-until `close`. Holds are told apart as `holds` says: a job someone else holds stays held.
+Before the first round (`check`): no run on an unusable state file (`ledger.StateError`, unless
+`rebuild_state`); the one-instance lock (`lock`) taken, held until `close`. A job someone else
+holds stays held (`holds`).
 """
 
 from __future__ import annotations
@@ -172,16 +170,14 @@ class Controller(Generic[S, J]):
         except Exception as exc:
             self.log.exception("planning_failed", round=self.number)
             return self._unchanged(f"planning failed: {type(exc).__name__}: {exc}", view)
+        failed, abandoned = self._enact(view, actions) if not self.settings.dry_run else ((), None)
         if self.settings.dry_run:
             self.out.write(f"# round {self.number} (dry run: nothing is changed)\n")
             self.out.write(render(self.integration, list(actions), view))
             self.out.flush()
-            failed: tuple[str, ...] = ()
-            abandoned = None
-        else:
-            failed, abandoned = self._enact(view, actions)
-        self._summary(actions, decision, failed, abandoned)
-        return RoundReport(self.number, None, actions, failed, view, decision, rnd, abandoned)
+        report = RoundReport(self.number, None, actions, failed, view, decision, rnd, abandoned)
+        self._summary(report)
+        return report
 
     def run(self, stop: threading.Event | None = None) -> int:
         """Rounds every `round_seconds` until `settings.rounds` are done or `stop` is set; 0
@@ -310,24 +306,33 @@ class Controller(Generic[S, J]):
         """Run `part` (`commands` or `then`) of each action in turn; why the rest of the plan
         was abandoned (or None), and the jobs whose part all ran."""
         ran: set[str] = set()
-        for number, action in enumerate(actions):
-            ok, slow = self._run(action, getattr(action, part), failed)
-            (ran if ok else broke).add(action.job)
+
+        def check() -> str | None:
             done.update(ran)
-            if ok and not slow:
-                continue
-            why = recheck(self.integration, view, plan, done, broke)
+            return recheck(self.integration, view, plan, done, broke)
+
+        for number, action in enumerate(actions):
+            why = self._run(action, getattr(action, part), failed, ran, broke, check)
+            done.update(ran)
             if why is not None:
                 left = [a.job for a in actions[number + 1 :] if getattr(a, part)]
                 self.log.error("plan_abandoned", round=self.number, reason=why, not_run=left)
                 return why, ran
         return None, ran
 
-    def _run(self, action: Action, commands: Commands, failed: list[str]) -> tuple[bool, bool]:
-        """Run one job's commands in order; (all ran, one was slow). The rest are skipped at
-        the first that fails, as the later ones assume it worked."""
-        slow = False
-        for command in commands:
+    def _run(
+        self,
+        action: Action,
+        commands: Commands,
+        failed: list[str],
+        ran: set[str],
+        broke: set[str],
+        check: Callable[[], str | None],
+    ) -> str | None:
+        """Run one job's commands in order (the job then joins `ran`); at the first that
+        fails, the rest are skipped (the later ones assume it worked; it joins `broke`). After
+        a failed or slow command, `check` the plan still holds: why it does not, or None."""
+        for number, command in enumerate(commands):
             shown = self.integration.show(command)
             began = time.monotonic()
             try:
@@ -335,14 +340,20 @@ class Controller(Generic[S, J]):
             except Exception as exc:  # EnactError, or a bug: either way this job stops here
                 self.log.error("command_failed", job=action.job, command=shown, error=str(exc))
                 failed.append(shown)
-                return False, slow
-            took = time.monotonic() - began
-            if took > self.settings.slow_command:
-                slow = True
-                self.log.warning("command_slow", job=action.job, command=shown, seconds=took)
+                broke.add(action.job)
+                return check()
             kind = str(action.kind)
             self.log.info("action", job=action.job, kind=kind, command=shown, reason=action.reason)
-        return True, slow
+            took = time.monotonic() - began
+            if number == len(commands) - 1:
+                ran.add(action.job)
+            if took > self.settings.slow_command:
+                self.log.warning("command_slow", job=action.job, command=shown, seconds=took)
+                why = check()  # before this job's next command too
+                if why is not None:
+                    return why
+        ran.add(action.job)  # (no command at all)
+        return None
 
     def _back_in_queue(self, jobs: set[str]) -> set[str]:
         """The jobs among `jobs` the integration has back in the queue, polled for at most
@@ -371,16 +382,11 @@ class Controller(Generic[S, J]):
                 self._warned.add((job, why))
                 self.log.warning("left_alone", job=job, reason=why)
 
-    def _summary(
-        self,
-        actions: tuple[Action, ...],
-        decision: Decision | None,
-        failed: tuple[str, ...],
-        abandoned: str | None,
-    ) -> None:
+    def _summary(self, report: RoundReport[J]) -> None:
         counts: dict[str, int] = {}
-        for action in actions:
+        for action in report.actions:
             counts[str(action.kind)] = counts.get(str(action.kind), 0) + 1
+        decision, failed, abandoned = report.decision, report.failed, report.abandoned
         self.log.info(
             "round",
             round=self.number,
