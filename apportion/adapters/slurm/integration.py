@@ -36,6 +36,7 @@ from apportion.adapters.framework.view import Job, Managed
 from apportion.adapters.slurm.managed import build_managed
 from apportion.adapters.slurm.scope import Scope
 from apportion.adapters.slurm.slurmcli import (
+    UNUSABLE_NODE_FLAGS,
     USABLE_NODE_STATES,
     Slurm,
     SlurmError,
@@ -79,6 +80,9 @@ class SlurmIntegration:
             state = SlurmState(self.slurm.nodes(), self.slurm.jobs())
         except SlurmError as exc:
             raise ReadError(str(exc)) from None
+        # A node drained, down or reserved is left out anyway; one merely not responding yet
+        # is on its way back.
+        put_aside = UNUSABLE_NODE_FLAGS - {"NOT_RESPONDING"}
         waking = [
             n.name
             for n in state.nodes
@@ -86,6 +90,7 @@ class SlurmIntegration:
             and not n.registered
             and self.scope.schedules(n)
             and n.state.lower() in USABLE_NODE_STATES | {"unknown"}
+            and not n.flags & put_aside
         ]
         if waking:
             raise ReadError(

@@ -135,7 +135,8 @@ class SlurmJob:
     def without_gpus(self) -> str | None:
         """Why a running job lacks GPUs it asked for (it came up with fewer, e.g.
         `gpu:k80:0` while slurmctld restarted), or None."""
-        if not self.running or self.gpus <= 0 or sum(self.placement.values()) >= self.gpus:
+        # RUNNING only: a job still CONFIGURING may not show its GPUs yet.
+        if self.state != "RUNNING" or self.gpus <= 0 or sum(self.placement.values()) >= self.gpus:
             return None
         got = sum(self.placement.values())
         detail = " ".join(self.gres_detail) or "no GPU"
