@@ -91,7 +91,7 @@ def plan_round(integration: Integration[Any, Any], view: View[Any], rnd: Round) 
     actions += [
         Action(j, Kind.HELD, f"left held: {why}")
         for j, why in view.held.items()
-        if j not in view.jobs
+        if j not in view.jobs and j not in view.faulty
     ]
     actions += [Action(j, Kind.SKIP, f"left alone: {why}") for j, why in view.skipped.items()]
     return sorted(actions, key=lambda a: _ORDER.index(a.kind) if a.kind in _ORDER else len(_ORDER))
