@@ -52,12 +52,7 @@ def test_stopping_the_cluster_ends_its_own_processes_only() -> None:
         job = cluster.sbatch("--gres=gpu:2", seconds=300)
         cluster.run("scontrol", "release", job)
         assert running_soon(cluster, [job])[job].running
-        steps = [
-            int(p.name)
-            for p in Path("/proc").iterdir()
-            if p.name.isdigit() and _stepd_of(p, str(cluster.conf))
-        ]
-        payload = [d for s in steps for d in _descendants(s)]
+        steps, payload = _job_processes(str(cluster.conf))
         assert steps and payload  # slurmstepd, the batch script, its sleep
         # The user's own commands: one with the cluster's SLURM_CONF, one naming its directory.
         users.append(subprocess.Popen(["sleep", "300"], env=cluster.env))
@@ -75,6 +70,20 @@ def test_stopping_the_cluster_ends_its_own_processes_only() -> None:
         for user in users:
             user.kill()
             user.wait()
+
+
+def _job_processes(conf: str) -> tuple[list[int], list[int]]:
+    """The job's slurmstepd and its descendants, once its payload (the `sleep`) runs: squeue
+    says RUNNING a moment before slurmstepd has forked it."""
+    deadline = time.monotonic() + 15
+    while True:
+        steps = [
+            int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _stepd_of(p, conf)
+        ]
+        payload = [d for s in steps for d in _descendants(s)]
+        if len(payload) >= 2 or time.monotonic() > deadline:
+            return steps, payload
+        time.sleep(0.2)
 
 
 def _stepd_of(entry: Path, conf: str) -> bool:
