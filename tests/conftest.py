@@ -38,6 +38,7 @@ MARKED_PATHS: dict[str, tuple[str, ...]] = {
     "api/test_web.py": ("browser",),
     "api/test_docs_page.py": ("browser",),
     "test_readme.py": ("service",),
+    "adapters/slurm/test_live_local.py": ("slurm",),  # a cluster of its own
 }
 #: Tests that take seconds on two cores (a long solve, a full replay, a subprocess per case),
 #: by file, or file::test for every parameter of one test.

@@ -9,11 +9,17 @@ job (`Kind`), why, and the integration's commands that do it.
   held until a round runs it again; never cancelled);
 - a waiting job the round does not run: HOLD with the integration's `hold` commands, or WAIT
   when there are none (the scheduler would not start it by itself);
-- fixed jobs (they keep their GPUs) FIXED and jobs left alone SKIP, no command.
+- fixed jobs (they keep their GPUs) FIXED and jobs left alone SKIP, no command;
+- a running job without the GPUs it asked for (`Job.fault`): REQUEUE, its `stop` commands,
+  whatever the round says (a job left so would hold a node's slot and compute nothing); a job
+  the round starts or moves onto its nodes waits instead (until the requeue completes the
+  scheduler may still count its GPUs there);
+- a job someone else holds: HELD when it waits (no command: the hold is theirs to release);
+  when it runs, the round may keep it or stop it (PREEMPT, it then stays held), never move it.
 
-Preemptions come first (they free GPUs), then moves and starts in the round's serving order,
-then holds; jobs with nothing to do last. A job that the integration says cannot take the
-round's placement (`Fits`) waits, with that reason.
+Requeues and preemptions come first (they free GPUs), then moves and starts in the round's
+serving order, then holds; jobs with nothing to do last. A job that the integration says
+cannot take the round's placement (`Fits`) waits, with that reason.
 """
 
 from __future__ import annotations
@@ -40,11 +46,15 @@ class Kind(StrEnum):
     WAIT = "wait"
     FIXED = "fixed"
     SKIP = "skip"
+    REQUEUE = "requeue"
+    HELD = "held"
 
 
 #: Kinds whose job runs after the round.
 RUNS = frozenset({Kind.START, Kind.MOVE, Kind.KEEP})
-_ORDER = (Kind.PREEMPT, Kind.MOVE, Kind.START, Kind.HOLD)
+#: Kinds whose commands leave the job held by the adapter.
+HOLDS = frozenset({Kind.PREEMPT, Kind.HOLD, Kind.REQUEUE})
+_ORDER = (Kind.REQUEUE, Kind.PREEMPT, Kind.MOVE, Kind.START, Kind.HOLD)
 
 
 @dataclass(frozen=True)
@@ -64,25 +74,59 @@ class Action:
 def plan_round(integration: Integration[Any, Any], view: View[Any], rnd: Round) -> list[Action]:
     """The actions that enact `rnd` on the jobs of `view` (see the module's docstring)."""
     served = {a.job: (rank, a) for rank, a in enumerate(rnd.assignments)}
-    actions = []
+    actions = [_faulty(integration, job) for job in view.faulty.values()]
     for job_id, job in view.jobs.items():
         if job_id in view.fixed:
             actions.append(Action(job_id, Kind.FIXED, _fixed_reason(job), gpu_type=job.gpu_type))
-        elif job_id in served:
+        elif job_id in served and not _held_moved(view, job, served[job_id][1]):
             rank, assignment = served[job_id]
-            actions.append(_served(integration, job, assignment, rank))
+            actions.append(_served(integration, view, job, assignment, rank))
         else:
             why = rnd.reasons.get(job_id, "the policy gives it no time now")
+            if job_id in served:
+                why = "the round moves it, which would restart it"
+            if job_id in view.held:
+                why = f"{why}; it stays held: {view.held[job_id]}"
             actions.append(_not_served(integration, job, why))
+    actions += [
+        Action(j, Kind.HELD, f"left held: {why}")
+        for j, why in view.held.items()
+        if j not in view.jobs and j not in view.faulty
+    ]
     actions += [Action(j, Kind.SKIP, f"left alone: {why}") for j, why in view.skipped.items()]
     return sorted(actions, key=lambda a: _ORDER.index(a.kind) if a.kind in _ORDER else len(_ORDER))
 
 
-def _served(integration: Integration[Any, Any], job: Job[Any], a: Assignment, rank: int) -> Action:
+def _faulty(integration: Integration[Any, Any], job: Job[Any]) -> Action:
+    if job.pinned is not None:
+        return Action(job.id, Kind.SKIP, f"left running: {job.fault}, but {job.pinned}")
+    reason = f"requeued (held): {job.fault}; a later round starts it again with its GPUs"
+    return Action(job.id, Kind.REQUEUE, reason, integration.stop(job))
+
+
+def _held_moved(view: View[Any], job: Job[Any], a: Assignment) -> bool:
+    """A running job someone else holds, which the round would move: stopped instead (a
+    move restarts it, and its hold is not the adapter's to release)."""
+    return job.id in view.held_running and not a.kept
+
+
+def _blocked(view: View[Any], placement: Mapping[str, int]) -> str | None:
+    """Why a node of `placement` cannot take a job now: a faulty job's requeue is under way."""
+    for other in view.faulty.values():
+        for node in placement:
+            if node in other.placement:
+                return f"{node} still counts the GPUs of job {other.id}, requeued: {other.fault}"
+    return None
+
+
+def _served(
+    integration: Integration[Any, Any], view: View[Any], job: Job[Any], a: Assignment, rank: int
+) -> Action:
     where = f"{a.gpu_type} ({nodes_text(a.placement)})"
     if job.running and a.kept:
         return Action(job.id, Kind.KEEP, f"keeps its GPUs on {where}", (), a.gpu_type, a.placement)
     misfit = integration.misfit(job, a.placement) if isinstance(integration, Fits) else None
+    misfit = misfit or _blocked(view, a.placement)
     if misfit is not None:
         return _not_served(integration, job, f"the round places it on {where}, but {misfit}")
     start = integration.start(job, a.gpu_type, a.placement, rank)

@@ -1,7 +1,9 @@
 """What every adapter's command line shares: the policy, planner and round options, JSON logs
 on stderr, the controller run until SIGTERM or SIGINT, and the exit codes (0 every round was
-enacted or printed; 1 some round changed nothing because the scheduler or apportion failed;
-2 bad arguments or input, one line on stderr naming the option or field)."""
+enacted or printed; 1 some round changed nothing, or not all it planned, because the
+scheduler or apportion failed; 2 bad arguments or input, or another instance manages the same
+jobs, one line on stderr naming the option, field or holder; 3 the state file is unusable:
+nothing was done, one line saying how to recover)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 import structlog
 
 from apportion.adapters.framework.controller import Controller, Settings
+from apportion.adapters.framework.ledger import StateError
 from apportion.adapters.framework.planner import RoundPlanner
 from apportion.cli.inputs import UsageError, parse_options
 
@@ -34,6 +37,12 @@ def add_common_options(parser: argparse.ArgumentParser, state: str) -> None:
         default=Path(state),
         metavar="FILE",
         help="the adapter's state file: time received per job and GPU type (default: %(default)s)",
+    )
+    add(
+        "--rebuild-state",
+        action="store_true",
+        help="when the state file is unusable, rebuild it from the running jobs (each job's "
+        "history is lost) instead of refusing to run",
     )
     add("--policy", default="max_min_fairness", help="policy to solve (default: %(default)s)")
     add(
@@ -131,6 +140,7 @@ def settings(args: argparse.Namespace) -> Settings:
         allow_preemption=args.allow_preemption,
         dry_run=args.dry_run,
         requeue_wait=min(30.0, args.round_seconds / 2),
+        rebuild_state=args.rebuild_state,
     )
 
 
@@ -147,7 +157,17 @@ def usage_error(prog: str, message: str) -> int:
     return 2
 
 
-def run_until_signalled(controller: Controller[Any, Any]) -> int:
+#: Exit code of an adapter that refused to act on an unusable state file.
+STATE_REFUSED = 3
+
+
+def refused(prog: str, exc: StateError) -> int:
+    """One line on stderr; exit code 3."""
+    sys.stderr.write(f"{prog}: error: {exc}\n")
+    return STATE_REFUSED
+
+
+def run_until_signalled(controller: Controller[Any, Any], prog: str = "apportion") -> int:
     """Run rounds until done or SIGTERM / SIGINT (the round in progress finishes first)."""
     stop = threading.Event()
 
@@ -156,7 +176,10 @@ def run_until_signalled(controller: Controller[Any, Any]) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
-    return controller.run(stop)
+    try:
+        return controller.run(stop)
+    except StateError as exc:  # the file broke between the check and the first round
+        return refused(prog, exc)
 
 
 def configure_logging(level: str) -> None:

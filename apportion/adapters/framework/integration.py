@@ -11,8 +11,9 @@ returns (the scheduler's state at one moment), and `J`, its own job record (kept
 Required (`Integration`): `name`, `read`, `seen`, `managed`, `start`, `stop`, `hold`, `enact`,
 `show`. Optional, each checked with `isinstance` by the controller: `Checked` (refuse to run
 on a scheduler it cannot drive), `Fits` (a job that cannot take a placement waits),
-`Restarts` (a stopped job is started again only once the scheduler has it back in the queue)
-and `Closes` (resources to release when the controller ends).
+`Restarts` (a stopped job is started again only once the scheduler has it back in the queue),
+`Identified` (what it manages, named for the one-instance lock) and `Closes` (resources to
+release when the controller ends).
 """
 
 from __future__ import annotations
@@ -128,6 +129,17 @@ class Restarts(Protocol):
     def back_in_queue(self, jobs: set[str]) -> set[str]:
         """The jobs among `jobs` that may be started again now; `ReadError` when the
         scheduler cannot be read."""
+        ...
+
+
+@runtime_checkable
+class Identified(Protocol):
+    """An integration that can name the jobs it manages (scheduler, cluster, scope): two
+    adapters naming the same cannot run at once (`framework.lock`)."""
+
+    def identity(self) -> str:
+        """One line, the same for every instance managing the same jobs; `SetupError` when
+        the scheduler cannot be asked."""
         ...
 
 

@@ -1,17 +1,25 @@
-"""The adapter's own state: the seconds each job has run per GPU type, as it observed them.
+"""The adapter's own state: the seconds each job has run per GPU type, as it observed them,
+and the holds it placed.
 
 Schedulers rarely keep a history of where a job ran (Slurm without accounting keeps none), so
 the adapter counts it: at every observation, each running job gets the time since the previous
 observation (or since the scheduler started it, when later) on the GPU type it runs on. The
 file is JSON,
 
-    {"version": 1, "updated": <seconds since the epoch>, "received": {job: {type: seconds}}}
+    {"version": 1, "updated": <seconds since the epoch>, "received": {job: {type: seconds}},
+     "holds": {job: the scheduler's word for the hold, "" until seen}, "known": [job, ...]}
 
-written to a temporary file next to it and renamed over it, so a crash never leaves half a
-file. After a restart the gap is counted as well (a job that ran through it has run since
-max(updated, its start)); what ran and stopped inside the gap is lost. A missing or malformed
-file is rebuilt from the jobs running now (each with the time since it started), with a
-warning naming what was wrong.
+`holds` are the jobs the adapter holds (it held them, or found them held when it first saw
+them: held at submission for it to start), `known` the jobs the scheduler listed at the last
+observation; a held job that is neither is held by someone else (`holds`, module).
+
+The file is written to a temporary file next to it and renamed over it, so a crash never
+leaves half a file, and each good file is also kept as `<file>.last-good`. After a restart the
+gap is counted as well (a job that ran through it has run since max(updated, its start)); what
+ran and stopped inside the gap is lost. A missing file (and no last good copy: a first start)
+is rebuilt from the jobs running now (each with the time since it started). A file that cannot
+be read, or is malformed, or was lost while its last good copy remains, is `fatal`: the
+controller then acts on nothing until the operator restores the copy or asks for a rebuild.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from apportion.adapters.framework.integration import Seen
+from apportion.adapters.framework.integration import Seen, SetupError
 from apportion.solver.errors import InputError
 
 VERSION = 1
@@ -44,6 +52,8 @@ class _File(BaseModel):
     version: Literal[1]
     updated: Seconds
     received: dict[str, dict[str, Seconds]]
+    holds: dict[str, str] = {}
+    known: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,8 @@ class Ledger:
 
     updated: float
     received: dict[str, dict[str, float]] = field(default_factory=dict)
+    holds: dict[str, str] = field(default_factory=dict)
+    known: frozenset[str] = frozenset()
 
     @classmethod
     def rebuilt(cls, jobs: Iterable[Seen], now: float) -> Ledger:
@@ -63,6 +75,7 @@ class Ledger:
         """The ledger at `now`: running jobs gain the time they ran since the last observation
         (`since`, default `updated`); jobs the scheduler no longer lists are dropped."""
         since = self.updated if since is None else since
+        jobs = list(jobs)
         received: dict[str, dict[str, float]] = {}
         for job in jobs:
             mine = dict(self.received.get(job.id, {}))
@@ -72,18 +85,41 @@ class Ledger:
                     mine[job.gpu_type] = mine.get(job.gpu_type, 0.0) + ran
             if mine:  # kept while listed (a requeued Slurm job passes through COMPLETING)
                 received[job.id] = mine
-        return Ledger(updated=now, received=received)
+        listed = frozenset(job.id for job in jobs)
+        holds = {j: why for j, why in self.holds.items() if j in listed}
+        return Ledger(updated=now, received=received, holds=holds, known=listed)
+
+    def with_holds(self, holds: Mapping[str, str]) -> Ledger:
+        return Ledger(self.updated, self.received, dict(holds), self.known)
 
     def to_json(self) -> dict[str, object]:
-        return {"version": VERSION, "updated": self.updated, "received": self.received}
+        return {
+            "version": VERSION,
+            "updated": self.updated,
+            "received": self.received,
+            "holds": self.holds,
+            "known": sorted(self.known),
+        }
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A ledger as loaded: `problem` says why it was rebuilt (None when the file was good)."""
+    """A ledger as loaded: `problem` says why it was rebuilt (None when the file was good);
+    `fatal` that the file exists (or existed) but cannot be used: history would be lost."""
 
     ledger: Ledger
     problem: str | None = None
+    fatal: bool = False
+
+
+class StateError(SetupError):
+    """The state file cannot be used and no rebuild was asked for; one line saying why and
+    how to recover."""
+
+
+def last_good(path: Path) -> Path:
+    """Where the last good copy of the state file `path` is kept."""
+    return path.with_name(f"{path.name}.last-good")
 
 
 def load(path: Path, jobs: Iterable[Seen], now: float | None = None) -> Loaded:
@@ -91,30 +127,70 @@ def load(path: Path, jobs: Iterable[Seen], now: float | None = None) -> Loaded:
     or malformed (`problem` then names the field and the reason)."""
     now = time.time() if now is None else now
     jobs = list(jobs)
+    problem = _problem(path, now)
+    if isinstance(problem, Ledger):
+        return Loaded(problem)
+    missing = not path.exists() and not last_good(path).exists()
+    return Loaded(Ledger.rebuilt(jobs, now), problem, fatal=not missing)
+
+
+def _problem(path: Path, now: float) -> Ledger | str:
+    """The file's ledger, or what is wrong with it."""
     try:
         text = path.read_text()
     except FileNotFoundError:
-        return Loaded(Ledger.rebuilt(jobs, now), f"{path}: no state file yet")
+        if last_good(path).exists():
+            return f"{path}: the state file is gone, but its last good copy remains"
+        return f"{path}: no state file yet"
     except OSError as exc:
-        return Loaded(Ledger.rebuilt(jobs, now), f"{path}: cannot read ({exc.strerror})")
+        return f"{path}: cannot read ({exc.strerror})"
     try:
         data = _File.model_validate_json(text)
     except ValidationError as exc:
-        problem = InputError.from_validation(exc, ("state",)).one_line()
-        return Loaded(Ledger.rebuilt(jobs, now), f"{path}: {problem}")
+        return f"{path}: {InputError.from_validation(exc, ('state',)).one_line()}"
     if data.updated > now + CLOCK_SLACK:
-        msg = f"{path}: state.updated: {data.updated:.0f} is in the future (now {now:.0f})"
-        return Loaded(Ledger.rebuilt(jobs, now), msg)
-    return Loaded(Ledger(updated=data.updated, received=data.received))
+        return f"{path}: state.updated: {data.updated:.0f} is in the future (now {now:.0f})"
+    return Ledger(data.updated, data.received, data.holds, frozenset(data.known))
+
+
+def refusal(path: Path, problem: str) -> str:
+    """The one line an adapter stops with when its state file cannot be used."""
+    copy = last_good(path)
+    if copy.exists():
+        saved = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(copy.stat().st_mtime))
+        recover = (
+            f"restore the last good copy (saved {saved}) with `cp {copy} {path}`, or start "
+            "afresh with --rebuild-state"
+        )
+    else:
+        recover = "start afresh with --rebuild-state"
+    return (
+        f"the state file is unusable, so nothing was done ({problem}); {recover} (each job's "
+        "received time is then rebuilt from the running jobs)"
+    )
+
+
+def check(path: Path) -> None:
+    """`StateError` when the state file at `path` cannot be used (before any round)."""
+    problem = _problem(path, time.time())
+    if isinstance(problem, str) and (path.exists() or last_good(path).exists()):
+        raise StateError(refusal(path, problem))
 
 
 def save(path: Path, ledger: Ledger) -> None:
-    """Write the ledger atomically: a temporary file in the same directory, then a rename."""
+    """Write the ledger atomically (a temporary file in the same directory, then a rename),
+    and the same as the last good copy."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(ledger.to_json(), sort_keys=True)
+    for target in (path, last_good(path)):
+        _write(target, text)
+
+
+def _write(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("w") as out:
-            json.dump(ledger.to_json(), out, sort_keys=True)
+            out.write(text)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

@@ -6,6 +6,12 @@ The integration says which GPUs and jobs are managed (`Managed`); `View.build` a
 rule for running jobs: one that may not be preempted (preemption not allowed, or the job itself
 cannot be, `Job.pinned`) is *fixed*: it keeps its GPUs, which the round does not hand out, and
 only the other jobs are scheduled. The policy still sees every managed job.
+
+Two kinds of managed job are taken out of the round altogether: a waiting job someone else
+holds (its user, an admin: `held`, told from the adapter's own holds by the controller) stays
+held and out of the policy's sight; a running job that came up without the GPUs it asked for
+(`Job.fault`) is stopped back to the queue by the round, whatever it says, and nothing is
+started on its nodes meanwhile (`actions`).
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ class Job(Generic[J]):
       the types it may run on, in steps/s of the whole job at `gpus` GPUs (its scale factor)
     - gpu_type, placement: where it runs now (node → GPUs); None and empty while it waits
     - pinned: why it cannot be preempted (None when it can)
+    - held_by: the scheduler's word for a hold on the job (Slurm's `JobHeldUser`), None when
+      it has none; a running job may carry one too (its user held it while it ran)
+    - fault: why it must be stopped now (it runs without the GPUs it asked for), or None
     - source: the integration's own record of the job
     """
 
@@ -37,6 +46,8 @@ class Job(Generic[J]):
     gpu_type: str | None = None
     placement: dict[str, int] = field(default_factory=dict)
     pinned: str | None = None
+    held_by: str | None = None
+    fault: str | None = None
 
     @property
     def running(self) -> bool:
@@ -65,13 +76,19 @@ class Managed(Generic[J]):
 @dataclass(frozen=True)
 class View(Generic[J]):
     """A round's input: `Managed` plus the time each job received per GPU type and the running
-    jobs that keep their GPUs whatever the round says (`fixed`)."""
+    jobs that keep their GPUs whatever the round says (`fixed`); `held` the jobs someone else
+    holds (job → why: waiting ones are outside the round; running ones, `held_running`, a
+    round may keep or stop, never restart); `faulty` the running jobs the round stops for
+    their fault."""
 
     nodes: dict[str, tuple[str, int]]
     jobs: dict[str, Job[J]]
     fixed: frozenset[str]
     received: dict[str, dict[str, float]]
     skipped: dict[str, str] = field(default_factory=dict)
+    held: dict[str, str] = field(default_factory=dict)
+    faulty: dict[str, Job[J]] = field(default_factory=dict)
+    held_running: frozenset[str] = frozenset()
 
     @classmethod
     def build(
@@ -80,8 +97,15 @@ class View(Generic[J]):
         received: Mapping[str, Mapping[str, float]],
         *,
         allow_preemption: bool,
+        held: Mapping[str, str] | None = None,
     ) -> View[J]:
-        jobs = {job.id: job for job in managed.jobs}
+        held = held or {}
+        faulty = {job.id: job for job in managed.jobs if job.fault is not None}
+        jobs = {
+            job.id: job
+            for job in managed.jobs
+            if job.id not in faulty and not (job.id in held and not job.running)
+        }
         fixed = frozenset(
             j
             for j, job in jobs.items()
@@ -93,6 +117,9 @@ class View(Generic[J]):
             fixed=fixed,
             received={j: dict(received.get(j, {})) for j in jobs},
             skipped=dict(managed.skipped),
+            held=dict(held),
+            faulty=faulty,
+            held_running=frozenset(j for j in held if j in jobs),
         )
 
     @property

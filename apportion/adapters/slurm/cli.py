@@ -2,8 +2,10 @@
 Slurm as a console script.
 
 Exit codes: 0 every round was enacted (or printed with `--dry-run`); 1 some round changed
-nothing because Slurm or apportion failed (each is logged); 2 bad arguments or input, or a
-Slurm the adapter cannot drive (one line on stderr naming the option, field or problem).
+nothing, or not all it planned, because Slurm or apportion failed (each is logged); 2 bad
+arguments or input, a Slurm the adapter cannot drive, or another instance managing the same
+jobs (one line on stderr naming the option, field, problem or holder's pid); 3 the state file
+is unusable, so nothing was done (one line saying how to recover; `--rebuild-state`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import structlog
 from apportion.adapters.framework import cli
 from apportion.adapters.framework.controller import Controller
 from apportion.adapters.framework.integration import SetupError
+from apportion.adapters.framework.ledger import StateError
 from apportion.adapters.framework.table import load_table
 from apportion.adapters.slurm.integration import SlurmIntegration
 from apportion.adapters.slurm.scope import Scope
@@ -87,6 +90,8 @@ def main(argv: list[str] | None = None, slurm: Slurm | None = None) -> int:
         integration = SlurmIntegration(slurm or Slurm(), table, scope_of(args))
         controller = Controller(integration, cli.planner(args), settings)
         controller.check()
+    except StateError as exc:
+        return cli.refused(PROG, exc)
     except (UsageError, SetupError) as exc:
         return cli.usage_error(PROG, str(exc))
     except InputError as exc:
@@ -94,7 +99,7 @@ def main(argv: list[str] | None = None, slurm: Slurm | None = None) -> int:
     structlog.get_logger(f"apportion.{integration.name}").info(
         "started", scope=integration.scope.describe(), policy=settings.policy
     )
-    return cli.run_until_signalled(controller)
+    return cli.run_until_signalled(controller, PROG)
 
 
 def run() -> None:

@@ -36,6 +36,8 @@ from apportion.adapters.framework.view import Job, Managed
 from apportion.adapters.slurm.managed import build_managed
 from apportion.adapters.slurm.scope import Scope
 from apportion.adapters.slurm.slurmcli import (
+    UNUSABLE_NODE_FLAGS,
+    USABLE_NODE_STATES,
     Slurm,
     SlurmError,
     SlurmJob,
@@ -71,10 +73,31 @@ class SlurmIntegration:
         self.slurm, self.table, self.scope = slurm, table, scope or Scope()
 
     def read(self) -> SlurmState:
+        """Slurm's state; `ReadError` also while a node in scope has not registered with a
+        slurmctld that just (re)started: its jobs' GPUs are not known yet, and a job started
+        there comes up without them."""
         try:
-            return SlurmState(self.slurm.nodes(), self.slurm.jobs())
+            state = SlurmState(self.slurm.nodes(), self.slurm.jobs())
         except SlurmError as exc:
             raise ReadError(str(exc)) from None
+        # A node drained, down or reserved is left out anyway; one merely not responding yet
+        # is on its way back.
+        put_aside = UNUSABLE_NODE_FLAGS - {"NOT_RESPONDING"}
+        waking = [
+            n.name
+            for n in state.nodes
+            if n.gpu_type
+            and not n.registered
+            and self.scope.schedules(n)
+            and n.state.lower() in USABLE_NODE_STATES | {"unknown"}
+            and not n.flags & put_aside
+        ]
+        if waking:
+            raise ReadError(
+                f"node(s) {', '.join(waking)} have not registered with slurmctld since it "
+                "started (a restart?): nothing is changed before they have"
+            )
+        return state
 
     def seen(self, state: SlurmState) -> Iterable[Seen]:
         return [Seen(j.id, j.running_type if j.running else None, j.start_time) for j in state.jobs]
@@ -120,6 +143,16 @@ class SlurmIntegration:
         if len(placement) == source.node_count and all(g == each for g in placement.values()):
             return None
         return f"it asks for {each} GPUs on each of {source.node_count} node(s)"
+
+    def identity(self) -> str:
+        """The cluster (its name and controller) and the scope: one adapter each."""
+        try:
+            config = self.slurm.config()
+        except SlurmError as exc:
+            raise SetupError(f"cannot read the cluster's configuration: {exc}") from None
+        host = config.get("SlurmctldHost[0]", config.get("SlurmctldHost", "?"))
+        where = f"{config.get('ClusterName', '?')} at {host}:{config.get('SlurmctldPort', '?')}"
+        return f"slurm cluster {where}; {self.scope.describe()}"
 
     def back_in_queue(self, jobs: set[str]) -> set[str]:
         try:

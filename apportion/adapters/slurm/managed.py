@@ -7,7 +7,12 @@ GPUs, is pending or running, has a throughput row (`mapping`), its `--constraint
 one GPU type (the adapter steers the type through that constraint, so it will not overwrite
 anything richer), and its partitions hold every node the adapter schedules (the round may place
 it on any of them). Its scale factor is its GPU count; a running job's GPUs are its placement.
-A running job Slurm cannot requeue (`--no-requeue`) is pinned: it keeps its GPUs.
+A running job Slurm cannot requeue (`--no-requeue`) is pinned: it keeps its GPUs. A running job
+in scope that came up with fewer GPUs than it asked for (`gpu:k80:0`, seen after a slurmctld
+restart) is managed whatever its nodes, with that fault: the round requeues it, and hands out
+none of the GPUs it asked for on its nodes meanwhile. A job's hold
+(`JobHeldUser`, `JobHeldAdmin`), pending or running, is passed on for the controller to tell
+the adapter's holds from its users'.
 """
 
 from __future__ import annotations
@@ -45,8 +50,13 @@ def build_managed(
         outcome = (
             None
             if not scope.covers(job)
-            else _why_not_managed(job, usable, types, members) or map_job(job, columns)
+            else _faulty(job, columns)
+            or _why_not_managed(job, usable, types, members)
+            or map_job(job, columns)
         )
+        if isinstance(outcome, Job):
+            managed.append(outcome)
+            continue
         if isinstance(outcome, Mapped):
             managed.append(_job(job, outcome))
             continue
@@ -73,6 +83,31 @@ def _job(job: SlurmJob, mapped: Mapped) -> Job[SlurmJob]:
         gpu_type=job.running_type if job.running else None,
         placement=dict(job.placement) if job.running else {},
         pinned=None if job.requeue else "Slurm cannot requeue it (--no-requeue)",
+        held_by=job.hold_reason,
+    )
+
+
+def _faulty(job: SlurmJob, table: Mapping[str, Mapping[str, float]]) -> Job[SlurmJob] | None:
+    """A managed job running without its GPUs, with that fault (None for any other job)."""
+    fault = job.without_gpus
+    mapped = map_job(job, table) if fault is not None else None
+    if not isinstance(mapped, Mapped):
+        return None
+    # Until its requeue completes, Slurm may still count the GPUs it asked for on its nodes:
+    # the round hands none of them out.
+    each = job.gpus // max(len(job.allocated), 1)
+    placement = {node: max(job.placement.get(node, 0), each) for node in job.allocated}
+    return Job(
+        id=job.id,
+        key=mapped.key,
+        gpus=job.gpus,
+        throughput=mapped.throughput,
+        source=job,
+        weight=mapped.weight,
+        gpu_type=job.running_type,
+        placement=placement,
+        pinned=None if job.requeue else "Slurm cannot requeue it (--no-requeue)",
+        fault=fault,
     )
 
 

@@ -59,11 +59,17 @@ class SlurmNode:
     flags: frozenset[str] = frozenset()
     features: tuple[str, ...] = ()
     partitions: tuple[str, ...] = ()
+    #: Its slurmd has registered with the running slurmctld (`slurmd_start_time` is 0 until it
+    #: has, for the first seconds after a slurmctld restart, whatever `state` says).
+    registered: bool = True
 
     @property
     def usable(self) -> bool:
-        """Up and accepting jobs: not down, invalid, drained, reserved ..."""
-        return self.state.lower() in USABLE_NODE_STATES and not self.flags & UNUSABLE_NODE_FLAGS
+        """Up, registered and accepting jobs: not down, invalid, drained, reserved ... A job
+        started on a node whose slurmd has not registered again after a slurmctld restart
+        comes up without its GPUs (`gpu:k80:0`)."""
+        usable = self.state.lower() in USABLE_NODE_STATES and self.registered
+        return usable and not self.flags & UNUSABLE_NODE_FLAGS
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,11 @@ class SlurmJob:
     - per_node: the request is `--gres=gpu:N` (N on each of `node_count` nodes), not `--gpus`
     - requested_type: the GPU type named in the request (`--gres=gpu:v100:2`), else None
     - placement: node → GPUs while it runs, from `gres_detail`; `running_type` the type there
-    - held: pending with a hold (user or admin), so Slurm will not start it by itself
+    - held: pending with a hold (user or admin), so Slurm will not start it by itself;
+      `hold_reason` Slurm's word for a hold, pending or running (a user may hold a running job)
+    - gres_detail: the GPUs allocated on each node of `nodes`, as Slurm writes them
+      (`gpu:k80:4(IDX:0-3)`); `without_gpus` says when they fall short of the request;
+      `allocated` the nodes allocated to it (`job_resources`), GPUs or not
     - partitions: the partition it runs in, or those it may start in while pending
     """
 
@@ -95,6 +105,9 @@ class SlurmJob:
     running_type: str | None = None
     partitions: tuple[str, ...] = ()
     account: str = ""
+    nodes: str = ""
+    gres_detail: tuple[str, ...] = ()
+    allocated: tuple[str, ...] = ()
 
     @property
     def pending(self) -> bool:
@@ -112,6 +125,22 @@ class SlurmJob:
     @property
     def held(self) -> bool:
         return self.pending and self.reason.startswith("JobHeld")
+
+    @property
+    def hold_reason(self) -> str | None:
+        """`JobHeldUser` or `JobHeldAdmin` when the job carries a hold, else None."""
+        return self.reason if self.reason.startswith("JobHeld") else None
+
+    @property
+    def without_gpus(self) -> str | None:
+        """Why a running job lacks GPUs it asked for (it came up with fewer, e.g.
+        `gpu:k80:0` while slurmctld restarted), or None."""
+        # RUNNING only: a job still CONFIGURING may not show its GPUs yet.
+        if self.state != "RUNNING" or self.gpus <= 0 or sum(self.placement.values()) >= self.gpus:
+            return None
+        got = sum(self.placement.values())
+        detail = " ".join(self.gres_detail) or "no GPU"
+        return f"it runs with {got} of the {self.gpus} GPUs it asked for ({detail} on {self.nodes})"
 
 
 def parse_nodes(document: Mapping[str, Any]) -> list[SlurmNode]:
@@ -134,7 +163,8 @@ def _node(entry: Mapping[str, Any]) -> SlurmNode:
     flags = frozenset(str(f).upper() for f in entry.get("state_flags") or ())
     partitions = tuple(str(p) for p in entry.get("partitions") or ())
     name, state = str(entry["name"]), str(entry["state"])
-    return SlurmNode(name, gpu_type, gpus, state, flags, features, partitions)
+    registered = entry.get("slurmd_start_time") != 0
+    return SlurmNode(name, gpu_type, gpus, state, flags, features, partitions, registered)
 
 
 def without_type_feature(nodes: Sequence[SlurmNode]) -> dict[str, str]:
@@ -183,6 +213,12 @@ def _job(entry: Mapping[str, Any]) -> SlurmJob:
         running_type=running_type,
         partitions=tuple(p for p in str(entry.get("partition") or "").split(",") if p),
         account=str(entry.get("account") or ""),
+        nodes=str(entry.get("nodes") or ""),
+        gres_detail=tuple(str(d) for d in entry.get("gres_detail") or ()),
+        allocated=tuple(
+            str(n["nodename"])
+            for n in (entry.get("job_resources") or {}).get("allocated_nodes") or ()
+        ),
     )
 
 
@@ -248,6 +284,12 @@ class Slurm:
     def jobs(self) -> list[SlurmJob]:
         """Every job Slurm still lists, from `squeue --json`."""
         return parse_jobs(self._json("squeue", "--json"))
+
+    def config(self) -> dict[str, str]:
+        """`scontrol show config` as name → value (`ClusterName` → `test`)."""
+        lines = self.run(("scontrol", "show", "config")).splitlines()
+        pairs = (line.partition(" = ") for line in lines if " = " in line)
+        return {name.strip(): value.strip() for name, _, value in pairs}
 
     def version(self) -> str:
         """The line of `sinfo --version` (`slurm 22.05.8`)."""

@@ -1,6 +1,6 @@
 """The adapter's state: time received per job and GPU type, counted between observations,
-saved atomically, and rebuilt from the running jobs after a restart with a missing or broken
-file."""
+saved atomically with a last good copy, rebuilt from the running jobs on a first start, and
+refused (with how to recover) when the file is broken or lost."""
 
 from __future__ import annotations
 
@@ -53,11 +53,14 @@ def test_observations_add_the_time_since_the_last_one_and_drop_finished_jobs() -
 
 def test_the_state_file_survives_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
-    ledger.save(path, Ledger(updated=NOW, received={"1": {"v100": 18.0}}))
-    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temporary left over
+    saved = Ledger(NOW, {"1": {"v100": 18.0}}, {"4": "JobHeldUser"}, frozenset({"1", "4"}))
+    ledger.save(path, saved)
+    # No temporary left over; the last good copy is the same file.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json", "state.json.last-good"]
+    assert ledger.last_good(path).read_text() == path.read_text()
     loaded = ledger.load(path, _jobs(), NOW + 30)
-    assert loaded.problem is None
-    assert loaded.ledger == Ledger(updated=NOW, received={"1": {"v100": 18.0}})
+    assert loaded.problem is None and not loaded.fatal
+    assert loaded.ledger == saved
     # The 30 s the adapter was down are counted for the job that ran through them.
     assert loaded.ledger.observe(_jobs(), NOW + 30).received["1"] == {"v100": 48.0}
 
@@ -87,3 +90,28 @@ def test_a_missing_or_broken_file_is_rebuilt_and_says_why(
     loaded = ledger.load(path, _jobs(), NOW)
     assert loaded.problem is not None and problem in loaded.problem
     assert loaded.ledger == Ledger.rebuilt(_jobs(), NOW)
+    # Only a first start (no file ever) may go on with it; history would be lost otherwise.
+    assert loaded.fatal == (text is not None)
+
+
+def test_a_truncated_or_lost_file_is_refused_with_the_way_back(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    ledger.check(path)  # a first start: nothing to refuse
+    good = Ledger(NOW, {"1": {"v100": 18.0}})
+    ledger.save(path, good)
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])  # cut as a full disk or a crash would
+    with pytest.raises(ledger.StateError) as refused:
+        ledger.check(path)
+    line = str(refused.value)
+    assert "\n" not in line and "state: Invalid JSON" in line
+    assert f"`cp {ledger.last_good(path)} {path}`" in line and "--rebuild-state" in line
+    assert ledger.load(path, _jobs(), NOW).fatal
+    # The way back it names works: the copy is the last good ledger.
+    path.write_text(ledger.last_good(path).read_text())
+    ledger.check(path)
+    assert ledger.load(path, _jobs(), NOW).ledger == good
+    path.unlink()  # lost while its copy remains: refused too
+    with pytest.raises(ledger.StateError, match="the state file is gone"):
+        ledger.check(path)
+    assert ledger.load(path, _jobs(), NOW).fatal

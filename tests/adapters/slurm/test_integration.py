@@ -5,11 +5,16 @@ job's commands are, and the dry-run text)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+
+import pytest
 
 from apportion.adapters.framework import Kind, RoundPlanner, View
 from apportion.adapters.framework.actions import plan_round, render
+from apportion.adapters.framework.integration import ReadError
 from apportion.adapters.slurm.integration import PRIORITY_TOP, SlurmIntegration, SlurmState
-from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, parse_jobs, parse_nodes
+from apportion.adapters.slurm.scope import Scope
+from apportion.adapters.slurm.slurmcli import Slurm, SlurmJob, SlurmNode, parse_jobs, parse_nodes
 from apportion.mechanism import Assignment, Round
 from tests.adapters.slurm.samples import TABLE, sinfo, squeue
 
@@ -180,3 +185,37 @@ def test_a_pending_job_slurm_could_start_is_held_and_a_held_one_released_when_st
         ("scontrol", "update", "JobId=5", f"Priority={PRIORITY_TOP}"),
     )
     assert actions["9"].kind == Kind.WAIT and actions["9"].commands == ()  # held already
+
+
+class _Recorded(Slurm):
+    """The recorded documents, n2 as read in a restarted slurmctld's first seconds; and the
+    cluster's configuration."""
+
+    def nodes(self) -> list[SlurmNode]:
+        document = sinfo()
+        document["nodes"][1]["slurmd_start_time"] = 0
+        return parse_nodes(document)
+
+    def jobs(self) -> list[SlurmJob]:
+        return parse_jobs(squeue())
+
+    def run(self, command: Sequence[str]) -> str:
+        assert tuple(command) == ("scontrol", "show", "config")
+        return (
+            "ClusterName             = test\nSlurmctldHost[0]        = ctl\nSlurmctldPort = 6817\n"
+        )
+
+
+def test_nothing_is_read_as_schedulable_until_every_node_registers_again() -> None:
+    slurm = SlurmIntegration(_Recorded(), TABLE)
+    with pytest.raises(ReadError, match=r"node\(s\) n2 have not registered with slurmctld"):
+        slurm.read()
+    # Out of scope, it does not matter.
+    SlurmIntegration(_Recorded(), TABLE, Scope(partitions=frozenset({"k80"}))).read()
+
+
+def test_the_identity_names_the_cluster_and_the_scope() -> None:
+    scope = Scope(partitions=frozenset({"gpu"}))
+    assert SlurmIntegration(_Recorded(), TABLE, scope).identity() == (
+        "slurm cluster test at ctl:6817; partitions gpu"
+    )

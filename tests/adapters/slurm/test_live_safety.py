@@ -1,6 +1,6 @@
 """Failing safe on the live cluster, read back from Slurm: a failed solve changes nothing, a
 dry run prints the exact commands the round then runs and changes nothing, running jobs are
-never preempted unless allowed, and the state file is rebuilt after a restart."""
+never preempted unless allowed, and a broken state file is refused, then rebuilt on request."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from apportion.adapters.framework import Kind
+from apportion.adapters.framework.ledger import StateError
 from apportion.adapters.slurm.local.cluster import Cluster
 from tests.adapters.slurm.driving import (
     assert_enacted,
@@ -89,9 +92,14 @@ def test_without_preemption_running_jobs_run_on_and_a_restart_keeps_their_time(
     for job in running:
         (kind,) = saved[job]
         assert after[job][kind] >= saved[job][kind] + 1.0
-    # A corrupt file is rebuilt from what Slurm says: each running job's time since its start.
+    # A corrupt file is refused: the round acts on nothing.
     state.write_text('{"version": 1, "received": "lost"}')
-    rebuilt = controller(cluster, state, allow_preemption=False)
+    before = fingerprint(cluster)
+    with pytest.raises(StateError, match=r"state\.received: Input should be an object"):
+        controller(cluster, state, allow_preemption=False).step()
+    assert fingerprint(cluster) == before
+    # Asked to, it is rebuilt from what Slurm says: each running job's time since its start.
+    rebuilt = controller(cluster, state, allow_preemption=False, rebuild_state=True)
     rebuilt.step()
     read_at = time.time()
     data = json.loads(state.read_text())

@@ -65,3 +65,21 @@ def test_scope_descriptions() -> None:
     assert Scope().describe() == "every job"
     scope = Scope(frozenset({"k80", "gpu"}), frozenset({"ml"}), "apportion")
     assert scope.describe() == "partitions gpu,k80; accounts ml; flag apportion"
+
+
+def test_a_job_shown_without_its_gpus_is_managed_with_that_fault_on_its_nodes() -> None:
+    # As slurmctld showed jobs started on nodes not yet registered again after its restart.
+    nodes, jobs = sinfo(), squeue()
+    entry = next(j for j in jobs["jobs"] if str(j["job_id"]) == "2")  # 4 K80 on n3
+    entry["gres_detail"] = ["gpu:k80:0(IDX:)"]
+    managed = build_managed(parse_nodes(nodes), parse_jobs(jobs), TABLE)
+    (job,) = [j for j in managed.jobs if j.id == "2"]
+    assert job.fault == "it runs with 0 of the 4 GPUs it asked for (gpu:k80:0(IDX:) on n3)"
+    assert job.placement == {"n3": 4}  # what Slurm may still count there until the requeue
+    assert "2" not in managed.skipped  # not "on nodes the adapter does not schedule"
+
+
+def test_holds_are_passed_on_with_slurms_word() -> None:
+    managed = build_managed(parse_nodes(sinfo()), parse_jobs(squeue()), TABLE)
+    words = {j.id: j.held_by for j in managed.jobs}
+    assert words["4"] == "JobHeldUser" and words["1"] is None

@@ -111,3 +111,11 @@ def test_a_document_of_another_slurm_release_is_refused() -> None:
     assert str(caught.value) == "squeue --json: written by Slurm 23.11.4, which is not supported"
     with pytest.raises(SlurmError, match="squeue --json: not a JSON object"):
         checked_document([], "squeue --json")
+
+
+def test_a_node_not_registered_since_a_slurmctld_restart_is_not_usable() -> None:
+    document = sinfo()
+    document["nodes"][0]["slurmd_start_time"] = 0  # as read in slurmctld's first seconds
+    nodes = parse_nodes(document)
+    assert not nodes[0].registered and not nodes[0].usable
+    assert all(n.registered for n in nodes[1:])

@@ -2,7 +2,9 @@
 slurmctld and four slurmd (two V100 nodes, two K80 nodes, 8 fake GPUs each), all state under
 one directory. Partitions: `gpu` (every node, the default) and `k80` (the K80 nodes).
 
-Everything runs in the foreground under our own PIDs and is stopped by PID. The GPUs are
+Everything runs in the foreground under our own PIDs and is stopped by PID: the daemons we
+started, and the processes of the cluster's jobs (its slurmstepd and their descendants), never
+anything else that merely names the cluster (`stop`). The GPUs are
 character devices made with mknod (a `gres.conf` line without `File=` is dropped and the node
 goes INVALID). Commands find the cluster through `SLURM_CONF` in `Cluster.env`, never through a
 system-wide configuration. `start` installs the Debian packages when they are missing and we are
@@ -75,6 +77,22 @@ class Cluster:
         """Slurm's own view: job id → its `squeue --json` entry (finished jobs included)."""
         data = json.loads(self.run("squeue", "--json").stdout)
         return {str(job["job_id"]): job for job in data["jobs"]}
+
+    def stop_controller(self) -> None:
+        """Stop slurmctld as an operator's restart does (SIGTERM; it saves its state)."""
+        old = self.processes[1]
+        old.send_signal(signal.SIGTERM)
+        old.wait(timeout=30)
+
+    def start_controller(self) -> None:
+        """Start slurmctld again on its saved state; returns once it answers."""
+        command = [program("slurmctld"), "-D", "-i", "-f", str(self.conf)]
+        self.processes[1] = _daemon(command, self.env)
+        _wait_for(
+            lambda: " is UP" in self.run("scontrol", "ping", check=False).stdout,
+            30,
+            "slurmctld did not come back",
+        )
 
     def clear_jobs(self, seconds: float = 30) -> None:
         """Cancel every job (between tests only: the adapter itself never cancels) and wait
@@ -300,26 +318,30 @@ def stop(cluster: Cluster) -> None:
 
 
 def _job_pids(cluster: Cluster, daemons: set[int]) -> list[int]:
-    """Processes of this cluster's jobs: batch scripts (their path is under the cluster's
-    directory), their payloads (they inherit its SLURM_CONF) and the slurmstepd that ran them
-    (it keeps a slurmd log of the cluster open). Not the daemons' own helpers (slurmctld's
-    slurmscriptd): they end with their daemon, which, had they been killed first, waits ten
-    seconds for them."""
-    root, marker = str(cluster.root), f"SLURM_CONF={cluster.conf}".encode()
-    pids = []
+    """Processes of this cluster's jobs: each slurmstepd of its slurmd (a `slurmstepd:`
+    process carrying this cluster's SLURM_CONF, which it inherits from the slurmd we started),
+    and every descendant of one (the batch script, its payload). Nothing else, however it
+    names the cluster: a user's own command run with its SLURM_CONF (an `squeue`, a `tail` of
+    its log) is not ours to end. Not the daemons' own helpers (slurmctld's slurmscriptd):
+    they end with their daemon, which, had they been killed first, waits ten seconds."""
+    marker = f"SLURM_CONF={cluster.conf}".encode()
+    children: dict[int, list[int]] = {}
+    steps: list[int] = []
     for entry in Path("/proc").iterdir():
         pid = int(entry.name) if entry.name.isdigit() else 0
         if pid in (0, os.getpid()) or pid in daemons:
             continue
-        with suppress(OSError):
-            if _parent(entry) in daemons:
-                continue
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            environ = (entry / "environ").read_bytes().split(b"\0")
-            files = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
-            if root in cmdline or marker in environ or any(f.startswith(root) for f in files):
-                pids.append(pid)
-    return pids
+        with suppress(OSError, ValueError, IndexError):
+            children.setdefault(_parent(entry), []).append(pid)
+            step = (entry / "cmdline").read_bytes().startswith(b"slurmstepd:")
+            if step and marker in (entry / "environ").read_bytes().split(b"\0"):
+                steps.append(pid)
+    found, todo = [], list(steps)
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += [c for c in children.get(pid, ()) if c not in daemons]
+    return found
 
 
 def _parent(entry: Path) -> int:
