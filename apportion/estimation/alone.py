@@ -79,4 +79,6 @@ def log_cell(mean: float, sigma: float, z: float) -> Cell:
     """A rate with a relative (log) standard deviation: the interval mean · e^(∓zσ)."""
     if mean <= 0:
         return Cell(mean=0.0, sigma=0.0, low=0.0, high=0.0)
-    return Cell(mean=mean, sigma=sigma, low=mean * np.exp(-z * sigma), high=mean * np.exp(z * sigma))
+    return Cell(
+        mean=mean, sigma=sigma, low=mean * np.exp(-z * sigma), high=mean * np.exp(z * sigma)
+    )

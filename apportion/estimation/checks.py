@@ -10,9 +10,7 @@ from apportion.estimation.reference import Reference
 from apportion.solver.errors import FieldError, did_you_mean
 
 
-def job_errors(
-    spec: JobSpec, ref: Reference, loc: tuple[str | int, ...]
-) -> list[FieldError]:
+def job_errors(spec: JobSpec, ref: Reference, loc: tuple[str | int, ...]) -> list[FieldError]:
     """A job's scale factor, type, profiled GPU types and pair partners, against the table."""
     group = ref.group(spec.scale_factor)
     if group is None:
@@ -35,9 +33,7 @@ def job_errors(
     return errors
 
 
-def request_errors(
-    request: EstimateInput, ref: Reference, known: set[str]
-) -> list[FieldError]:
+def request_errors(request: EstimateInput, ref: Reference, known: set[str]) -> list[FieldError]:
     """Every job against the table; observations of known jobs on known GPU types, a partner
     of the same scale factor; no job listed twice."""
     errors: list[FieldError] = []
@@ -62,7 +58,5 @@ def request_errors(
     return errors
 
 
-def _unknown(
-    loc: tuple[str | int, ...], given: str, names: Iterable[str], what: str
-) -> FieldError:
+def _unknown(loc: tuple[str | int, ...], given: str, names: Iterable[str], what: str) -> FieldError:
     return FieldError(loc, f"unknown {what} {given!r}" + did_you_mean(given, names))

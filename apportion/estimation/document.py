@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 
 from apportion.solver.snapshot.types import Name, NonNegative, Positive, PositiveCount, Strict
 
-VERSION = 1
+VERSION: Literal[1] = 1
 Sigma = Annotated[StrictFloat, Field(gt=0, le=10, allow_inf_nan=False)]
 Level = Annotated[StrictFloat, Field(gt=0, lt=1, allow_inf_nan=False)]
 
@@ -61,16 +61,16 @@ class EstimateOptions(Strict):
     """The noise model; the defaults and where they come from are in docs/ESTIMATION.md."""
 
     observation_sigma: Sigma = Field(
-        0.03, description="Relative error of the rate seen over `observation_seconds`."
+        default=0.03, description="Relative error of the rate seen over `observation_seconds`."
     )
     observation_seconds: Positive = 360.0
-    profile_sigma: Sigma = Field(0.03, description="Relative error of one profile.")
+    profile_sigma: Sigma = Field(default=0.03, description="Relative error of one profile.")
     reference_sigma: Sigma = Field(
-        0.4, description="How far a named type's row may be from the reference table (log)."
+        default=0.4, description="How far a named type's row may be from the reference table (log)."
     )
-    level: Level = Field(0.95, description="Coverage of each cell's [low, high].")
+    level: Level = Field(default=0.95, description="Coverage of each cell's [low, high].")
     suggestions: Annotated[int, Field(ge=0, le=20)] = Field(
-        3, description="Pairs to profile next, suggested per new job."
+        default=3, description="Pairs to profile next, suggested per new job."
     )
 
 
@@ -126,7 +126,7 @@ class EstimateDocument(BaseModel):
 
     version: Literal[1] = VERSION
     reference: Literal["gavel"] | dict[str, Any] = "gavel"
-    options: EstimateOptions = Field(default_factory=EstimateOptions)
+    options: EstimateOptions = Field(default_factory=lambda: EstimateOptions())
     jobs: dict[str, JobEstimate] = Field(default_factory=dict)
     pairs: list[PairEstimate] = Field(default_factory=list)
     observed: list[Observation] = Field(
@@ -166,5 +166,7 @@ class EstimateInput(Strict):
     jobs: list[JobSpec] = Field(default_factory=list, description="Jobs to add or replace.")
     observations: list[Observation] = Field(default_factory=list)
     forget: list[Name] = Field(default_factory=list, description="Jobs to drop (finished).")
-    pairs: bool = Field(True, description="Estimate every pair of jobs of one scale factor.")
+    pairs: bool = Field(
+        default=True, description="Estimate every pair of jobs of one scale factor."
+    )
     options: EstimateOptions | None = None

@@ -10,7 +10,7 @@ updated by what the pair itself was seen to do."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import ValidationError
@@ -29,7 +29,9 @@ from apportion.estimation.document import (
 )
 from apportion.estimation.reference import Group, Reference, bundled, user_table
 from apportion.estimation.together import Row, complete_row, nearest, suggest
-from apportion.solver.errors import FieldError, InputError
+from apportion.solver.errors import InputError
+
+Basis = Literal["reference", "measured", "prior"]
 
 
 def parse_estimate(data: EstimateInput | Mapping[str, Any]) -> EstimateInput:
@@ -81,7 +83,7 @@ def observed(seen: Seen) -> list[Observation]:
 
 
 def _reference(spec: str | dict[str, Any]) -> Reference:
-    if spec == "gavel":
+    if isinstance(spec, str):
         return bundled()
     try:
         return user_table(dict(spec))
@@ -102,9 +104,7 @@ def _estimates(
         for s in members:
             jobs[s.id] = state.job(s, z)
         if with_pairs:
-            pairs += [
-                state.pair(a, b, z) for i, a in enumerate(members) for b in members[i + 1 :]
-            ]
+            pairs += [state.pair(a, b, z) for i, a in enumerate(members) for b in members[i + 1 :]]
     return jobs, pairs
 
 
@@ -139,9 +139,8 @@ class _GroupState:
             gpu: log_cell(alone.rate(g), alone.sigma(g), z)
             for g, gpu in enumerate(self.group.gpu_types)
         }
-        if row is None:
-            basis = "reference"
-        else:
+        basis: Basis = "reference"
+        if row is not None:
             basis = "measured" if (alone.measured or row.measured) else "prior"
         suggested = []
         if row is not None and len(row.measured) < self.options.suggestions:
@@ -198,8 +197,9 @@ class _GroupState:
             relative = o.observation_sigma * np.sqrt(o.observation_seconds / seconds)
             value = steps / seconds / rate
             noise = (relative * max(value, 0.05)) ** 2
-            mean, sd = (mean * noise + value * sd**2) / (noise + sd**2), float(
-                np.sqrt(noise * sd**2 / (noise + sd**2))
+            mean, sd = (
+                (mean * noise + value * sd**2) / (noise + sd**2),
+                float(np.sqrt(noise * sd**2 / (noise + sd**2))),
             )
         relative = float(np.hypot(sd / max(mean, 0.05), self.alone[job].sigma(g)))
         return log_cell(mean * rate, relative, z)

@@ -37,13 +37,13 @@ def leave_one_out(
     """Every type of `scale_factor` held out in turn; its `measured` pairs are the ones the
     estimator suggests (the rest of its row is what is scored)."""
     kinds = [jt for jt in table.job_types if jt[1] == scale_factor]
-    options = (options or EstimateOptions()).model_copy(update={"suggestions": measured})
+    options = (options or EstimateOptions.model_validate({})).model_copy(
+        update={"suggestions": measured}
+    )
     return [_held(table, kind, kinds, options) for kind in kinds]
 
 
-def _held(
-    table: GavelTable, kind: JobType, kinds: list[JobType], options: EstimateOptions
-) -> Held:
+def _held(table: GavelTable, kind: JobType, kinds: list[JobType], options: EstimateOptions) -> Held:
     rest = [k for k in kinds if k != kind]
     reduced = _without(table, kind).to_compact()
     alone = {g: r for g, r in table.throughput(kind).items()}
@@ -63,7 +63,7 @@ def _held(
             "options": options,
         }
     )
-    done = {(p["partner"], p["gpu_type"]) for p in profiles}
+    done = {(s.partner, s.gpu_type) for s in first.jobs[NEW].suggested}
     errors, naive, covered = [], [], 0
     for pair in final.pairs:
         if NEW not in (pair.a, pair.b):
@@ -110,9 +110,7 @@ def _naive(
 
 def _without(table: GavelTable, kind: JobType) -> GavelTable:
     keep = [i for i, jt in enumerate(table.job_types) if jt != kind]
-    pairs: dict[Any, Any] = {
-        ab: per for ab, per in table.pairs.items() if kind not in ab
-    }
+    pairs: dict[Any, Any] = {ab: per for ab, per in table.pairs.items() if kind not in ab}
     return GavelTable(
         table.gpu_types, tuple(table.job_types[i] for i in keep), table.isolated[keep], pairs
     )

@@ -15,7 +15,7 @@ def shrunk_covariance(samples: FloatArray, shrinkage: float) -> FloatArray:
     fewer samples than entries the sample covariance is singular, and a share of the diagonal
     keeps every entry uncertain without changing any entry's scale."""
     centred = samples - samples.mean(axis=0)
-    cov = centred.T @ centred / max(len(samples) - 1, 1)
+    cov: FloatArray = centred.T @ centred / max(len(samples) - 1, 1)
     return cov + shrinkage * np.diag(np.diag(cov))
 
 
@@ -58,7 +58,10 @@ def most_informative(
         chosen.append(best)
         entries = candidates[best]
         current = condition(
-            np.zeros(len(cov)), current, np.array(entries), np.zeros(len(entries)),
+            np.zeros(len(cov)),
+            current,
+            np.array(entries),
+            np.zeros(len(entries)),
             np.full(len(entries), noise),
         )[1]
     return chosen

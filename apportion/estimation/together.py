@@ -34,7 +34,9 @@ class Row:
 
     def ratio(self, entry: int) -> tuple[float, float]:
         """The mean (within [0, 1]) and standard deviation of one ratio."""
-        return float(np.clip(self.mean[entry], 0.0, 1.0)), float(np.sqrt(max(self.cov[entry, entry], 0.0)))
+        return float(np.clip(self.mean[entry], 0.0, 1.0)), float(
+            np.sqrt(max(self.cov[entry, entry], 0.0))
+        )
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,9 @@ def suggest(row: Row, group: Group, options: EstimateOptions) -> list[Suggestion
     noise = (options.profile_sigma * TYPICAL_RATIO) ** 2
     picked = most_informative(row.cov, candidates, noise, options.suggestions)
     return [
-        Suggestion(partner=group.names[open_pairs[c][1]], gpu_type=group.gpu_types[open_pairs[c][0]])
+        Suggestion(
+            partner=group.names[open_pairs[c][1]], gpu_type=group.gpu_types[open_pairs[c][0]]
+        )
         for c in picked
     ]
 
