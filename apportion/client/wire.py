@@ -3,7 +3,7 @@ result types (or its errors) from the service's answers. Shared by the sync and 
 
 Answers are read into the types the library returns: `solver.result.SolveResult` for
 `/v1/solve`, `solver.result.Comparison` for `/v1/compare`, `mechanism.document.RoundResult` for
-`/v1/rounds`. A 400 or 422 problem becomes
+`/v1/rounds`, `estimation.EstimateDocument` for `/v1/estimate`. A 400 or 422 problem becomes
 `solver.errors.InputError` with each field's location as the library gives it (the service's
 leading `"body"` removed), so code written against `solver.solve` handles both the same way.
 """
@@ -24,6 +24,7 @@ from apportion.solver.errors import FieldError, InputError
 from apportion.solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
+    from apportion.estimation import EstimateDocument, EstimateInput
     from apportion.mechanism.document import RoundResult, RoundsInput
     from apportion.solver.snapshot import Snapshot
 
@@ -111,6 +112,22 @@ def read_compare(response: httpx.Response) -> Comparison:
 
 def rounds_body(request: RoundsInput | Mapping[str, Any]) -> bytes:
     return _dumps(_plain(request, "request"))
+
+
+def estimate_body(request: EstimateInput | Mapping[str, Any]) -> bytes:
+    plain = _plain(request, "request")
+    kept = plain.get("estimate") if isinstance(plain, Mapping) else None
+    if isinstance(kept, BaseModel):
+        # The document a previous call returned, sent back as it is.
+        plain = {**plain, "estimate": kept.model_dump(mode="json")}
+    return _dumps(plain)
+
+
+def read_estimate(response: httpx.Response) -> EstimateDocument:
+    from apportion.estimation import EstimateDocument  # only when used
+
+    check(response)
+    return _parsed(response, EstimateDocument)
 
 
 def read_solve(response: httpx.Response) -> SolveResult:
