@@ -8,8 +8,8 @@ by `LocalClient` and by a running service by `ApportionClient` (over HTTP).
 
 Both take the same arguments and return the same types (`SolveResult`, `Comparison`,
 `RoundResult`, `EstimateDocument`, `PolicyCatalog`); bad input raises `solver.InputError` with
-the same field locations. Only a service can fail as a service does (`ServiceError`: unreachable, saturated,
-a solve it stopped).
+the same field locations. Only a service can fail as a service does (`ServiceError`:
+unreachable, saturated, a solve it stopped).
 """
 
 from __future__ import annotations
