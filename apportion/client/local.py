@@ -59,9 +59,9 @@ class LocalClient:
     def rounds(self, request: RoundsInput | Mapping[str, Any]) -> RoundResult:
         """The next round (`mechanism.document.round_result`), for the same request
         `POST /v1/rounds` takes; raises `InputError` naming each bad field."""
-        from apportion.mechanism.document import parse_rounds, round_result
+        from apportion.estimation.rounds import parse_rounds_with_estimate, round_with_estimate
 
-        return round_result(parse_rounds(request))
+        return round_with_estimate(parse_rounds_with_estimate(request))
 
     def estimate(self, request: EstimateInput | Mapping[str, Any]) -> EstimateDocument:
         """The estimate document (`estimation.estimate`) for the same request `POST

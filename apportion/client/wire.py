@@ -115,12 +115,7 @@ def rounds_body(request: RoundsInput | Mapping[str, Any]) -> bytes:
 
 
 def estimate_body(request: EstimateInput | Mapping[str, Any]) -> bytes:
-    plain = _plain(request, "request")
-    kept = plain.get("estimate") if isinstance(plain, Mapping) else None
-    if isinstance(kept, BaseModel):
-        # The document a previous call returned, sent back as it is.
-        plain = {**plain, "estimate": kept.model_dump(mode="json")}
-    return _dumps(plain)
+    return _dumps(_plain(request, "request"))
 
 
 def read_estimate(response: httpx.Response) -> EstimateDocument:
@@ -136,10 +131,25 @@ def read_solve(response: httpx.Response) -> SolveResult:
 
 
 def read_round(response: httpx.Response) -> RoundResult:
-    from apportion.mechanism.document import RoundResult  # numpy and the mechanism, only when used
+    """The round, with the updated estimate (`EstimatedRound`) when the request gave one:
+    the type `LocalClient.rounds` returns for the same request."""
+    from apportion.estimation.rounds import EstimatedRound  # the mechanism, only when used
+    from apportion.mechanism.document import RoundResult
 
     check(response)
-    return _parsed(response, RoundResult)
+    with_estimate = _has_estimate(response)
+    return _parsed(response, EstimatedRound if with_estimate else RoundResult)
+
+
+def _has_estimate(response: httpx.Response) -> bool:
+    # A byte search first: a round without an estimate (every old request) is parsed once.
+    if b'"estimate"' not in response.content:
+        return False
+    try:
+        answer = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(answer, dict) and answer.get("estimate") is not None
 
 
 def read_policies(response: httpx.Response) -> PolicyCatalog:
@@ -197,7 +207,10 @@ def _dumps(document: Any) -> bytes:
 
 def _listed(value: Any) -> Any:
     """What orjson does not write itself, as a list: a masked array (masked entries null), an
-    array of strings, a numpy scalar."""
+    array of strings, a numpy scalar; and a model inside a mapping (an estimate document sent
+    back as it was returned), as its JSON document."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
     if hasattr(value, "tolist"):
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
