@@ -12,6 +12,7 @@ import pytest
 
 from apportion.client import ApportionClient, Client, LocalClient, connect
 from apportion.estimation import EstimateDocument
+from apportion.estimation.rounds import EstimatedRound
 from apportion.mechanism.document import RoundResult
 from apportion.solver import InputError, SolveResult, parse_snapshot
 from apportion.solver.result import Comparison
@@ -100,6 +101,12 @@ def test_estimate_gives_the_same_document_and_takes_it_back(
     before, after = there.jobs["new"].throughput["v100"], later.jobs["new"].throughput["v100"]
     assert after.sigma < before.sigma and after.mean == pytest.approx(10.0, rel=0.01)
     assert later.observed[0].steps == 3600.0
+    # A round with an estimate: the same round and the same updated document both ways.
+    seen = [{"job": "job0", "gpu_type": "v100", "steps": 360.0, "seconds": 360.0}]
+    request = {**ROUNDS_REQUEST, "estimate": {"jobs": [{"id": "job0"}], "observations": seen}}
+    round_here, round_there = local.rounds(request), remote.rounds(request)
+    assert type(round_here) is type(round_there) is EstimatedRound
+    assert round_here == round_there and round_there.estimate is not None
 
 
 def test_policies_are_the_same_catalog(both: tuple[Client, Client]) -> None:
