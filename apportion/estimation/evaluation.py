@@ -1,7 +1,8 @@
 """Leave one job type out of a reference table, estimate it as a new job from its rates alone
 and a few measured pairs, and score its other pairs against the table: how far the estimate
-is, and how far the naive guess is (each cell the reference types' mean co-location ratio
-beside the same partner, times the rate alone)."""
+is, how far the naive guess is (each cell the reference types' mean co-location ratio beside
+the same partner, times the rate alone), and how far Gavel's rule is (the pairs of the
+reference type nearest the completed row, as they are)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Held:
     measured: list[tuple[str, str]]  # (partner, GPU type)
     errors: list[float]
     naive: list[float]
+    matched: list[float]  # Gavel's rule: the row of the nearest reference type, as it is
     covered: int  # cells whose truth lies in the estimate's [low, high]
 
 
@@ -64,7 +66,8 @@ def _held(table: GavelTable, kind: JobType, kinds: list[JobType], options: Estim
         }
     )
     done = {(s.partner, s.gpu_type) for s in first.jobs[NEW].suggested}
-    errors, naive, covered = [], [], 0
+    errors, naive, matched, covered = [], [], [], 0
+    near = (final.jobs[NEW].nearest or "", kind[1])
     for pair in final.pairs:
         if NEW not in (pair.a, pair.b):
             continue
@@ -75,12 +78,27 @@ def _held(table: GavelTable, kind: JobType, kinds: list[JobType], options: Estim
             mine, theirs = _together(table, kind, (partner, kind[1]), gpu)
             got = cells if pair.a == NEW else cells[::-1]
             guess = _naive(table, rest, kind, (partner, kind[1]), gpu)
-            for truth, cell, plain in zip((mine, theirs), got, guess, strict=True):
+            match = _matched(table, kind, near, (partner, kind[1]), gpu)
+            for truth, cell, plain, as_near in zip((mine, theirs), got, guess, match, strict=True):
                 if truth > 0:
                     errors.append(abs(cell.mean - truth) / truth)
                     naive.append(abs(plain - truth) / truth)
+                    matched.append(abs(as_near - truth) / truth)
                     covered += cell.low <= truth <= cell.high
-    return Held(kind[0], sorted(done), errors, naive, covered)
+    return Held(kind[0], sorted(done), errors, naive, matched, covered)
+
+
+def _matched(
+    table: GavelTable, kind: JobType, near: JobType, partner: JobType, gpu: str
+) -> tuple[float, float]:
+    """Gavel's estimate of a pair: the ratios of the matched reference type's pair, times the
+    rates alone."""
+    mine, theirs = _together(table, near, partner, gpu)
+    own = table.throughput(near).get(gpu, 0.0)
+    return (
+        mine / own * table.throughput(kind).get(gpu, 0.0) if own > 0 else 0.0,
+        theirs,
+    )
 
 
 def _together(table: GavelTable, a: JobType, b: JobType, gpu: str) -> tuple[float, float]:
