@@ -15,7 +15,7 @@ from apportion.estimation.document import (
     PairEstimate,
     PairProfile,
 )
-from apportion.estimation.estimate import estimate, parse_estimate
+from apportion.estimation.posterior import estimate, parse_estimate
 
 __all__ = [
     "Cell",

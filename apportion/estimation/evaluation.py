@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from apportion.estimation.document import EstimateOptions
-from apportion.estimation.estimate import estimate
+from apportion.estimation.posterior import estimate
 from apportion.refdata.gavel import GavelTable, JobType
 
 NEW = "new"

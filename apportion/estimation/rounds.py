@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import Field
 
 from apportion.estimation.document import EstimateDocument, EstimateInput
-from apportion.estimation.estimate import estimate
+from apportion.estimation.posterior import estimate
 from apportion.mechanism.document import RoundResult, RoundsInput, parse_rounds, round_result
 from apportion.solver.errors import FieldError, InputError
 
