@@ -106,7 +106,10 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
         raise UsageError("; ".join(problems))
     assert trace is not None
     _notes(policies)
-    return SweepSpec(policies, (trace,), seeds, loads, config).runs()
+    try:
+        return SweepSpec(policies, (trace,), seeds, loads, config).runs()
+    except ValueError as exc:  # settings a policy refuses (a belief outside rounds mode)
+        raise UsageError(one_line(str(exc))) from None
 
 
 def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
@@ -180,6 +183,8 @@ def _config(args: argparse.Namespace) -> SimConfig:
         max_time=args.max_time,
         events=args.events,
         snapshot_fields=_service_distribution(args.service_distribution),
+        throughput_noise=args.throughput_noise,
+        estimator=args.estimator,
     )
 
 

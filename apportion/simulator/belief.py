@@ -1,0 +1,122 @@
+"""Truth and belief: what the policy is told of throughputs, apart from what the jobs do.
+
+The trace's throughputs are the truth, and the enactment runs jobs at them. With
+`SimConfig.throughput_noise` σ > 0 the policy is sent a belief instead: every job's rate alone
+on every GPU type, and both members' rates of every pair, times a seeded lognormal error
+e^(σz), z ~ N(0, 1) drawn per job (per pair) and type, so the ratios between types are off as
+well. `SimConfig.estimator` says what happens to the belief:
+
+- `oracle`: the policy is told the truth (the noise is not applied);
+- `none`: the first belief, never updated;
+- `online`: the first belief is the job's profile at arrival, and every interval it ran is an
+  observation of its rate on that type (beside that partner), folded in as the estimator does
+  (docs/ESTIMATION.md): in log space, the profile with variance σ² as the prior, a rate seen
+  over s seconds with variance observation_sigma² · observation_seconds / s.
+
+The error of the belief (the mean |log(believed ÷ true)| over the rates the policy is sent) is
+recorded at every call; the summary has its first, mean and last value.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from apportion.estimation.document import EstimateOptions
+from apportion.simulator.state import JobStates, Running, Step
+
+ESTIMATORS = ("oracle", "none", "online")
+_DEFAULTS = EstimateOptions.model_validate({})
+#: Weight of one second of observation in log space: 1 / (σ_obs² · τ).
+PER_SECOND = 1.0 / (_DEFAULTS.observation_sigma**2 * _DEFAULTS.observation_seconds)
+
+Key = tuple[str, str, str | None]  # job, GPU type, partner (None: alone)
+
+
+@dataclass
+class Belief:
+    """The policy's view of a trace's throughputs (see the module's docstring)."""
+
+    table: JobStates
+    sigma: float
+    online: bool
+    seed: int
+    seen: dict[Key, tuple[float, float]] = field(default_factory=dict)  # weight, weight · log r
+    errors: list[float] = field(default_factory=list)
+
+    def view(self, document: dict[str, Any]) -> dict[str, Any]:
+        """The snapshot document with believed throughputs (jobs and job pairs)."""
+        gaps: list[float] = []
+        jobs = []
+        for job in document["jobs"]:
+            rates = {g: self._believed(job["id"], None, g, r) for g, r in job["throughput"].items()}
+            gaps += [abs(np.log(rates[g] / r)) for g, r in job["throughput"].items() if r > 0]
+            jobs.append({**job, "throughput": rates})
+        out = {**document, "jobs": jobs}
+        if "job_pairs" in document:
+            out["job_pairs"] = [self._pair(p) for p in document["job_pairs"]]
+        self.errors.append(float(np.mean(gaps)) if gaps else 0.0)
+        return out
+
+    def observe(self, step: Step, running: Running, partner: dict[int, str]) -> None:
+        """Each job that ran in the interval, at its true rate on its type (beside its
+        partner): one observation for the online estimator."""
+        if not self.online:
+            return
+        held = step.end - step.start
+        table = self.table
+        for j, k, rate in zip(
+            running.jobs.tolist(), running.type.tolist(), running.rate.tolist(), strict=True
+        ):
+            if rate <= 0 or held <= 0:
+                continue
+            key = (table.ids[j], table.types[k], partner.get(j))
+            weight, total = self.seen.get(key, (0.0, 0.0))
+            self.seen[key] = (weight + held * PER_SECOND, total + held * PER_SECOND * np.log(rate))
+
+    def summary(self) -> dict[str, float]:
+        if not self.errors:
+            return {}
+        return {
+            "estimate_error_first": self.errors[0],
+            "estimate_error_mean": float(np.mean(self.errors)),
+            "estimate_error_last": self.errors[-1],
+        }
+
+    def _believed(self, job: str, partner: str | None, gpu: str, truth: float) -> float:
+        if truth <= 0:
+            return truth
+        prior = np.log(truth) + self.sigma * self._z(job, partner, gpu)
+        weight, total = self.seen.get((job, gpu, partner), (0.0, 0.0))
+        if weight == 0 or self.sigma == 0:
+            return float(np.exp(prior))
+        precision = 1.0 / self.sigma**2
+        return float(np.exp((prior * precision + total) / (precision + weight)))
+
+    def _pair(self, pair: dict[str, Any]) -> dict[str, Any]:
+        a, b = str(pair["a"]), str(pair["b"])
+        rates = {
+            g: [self._believed(a, b, g, ra), self._believed(b, a, g, rb)]
+            for g, (ra, rb) in pair["throughput"].items()
+        }
+        return {**pair, "throughput": rates}
+
+    def _z(self, job: str, partner: str | None, gpu: str) -> float:
+        # One draw per (seed, job, partner, type), whatever the order jobs are seen in.
+        words = [self.seed, zlib.crc32(job.encode()), zlib.crc32((partner or "").encode())]
+        words.append(zlib.crc32(gpu.encode()))
+        return float(np.random.default_rng(words).standard_normal())
+
+
+def belief_for(table: JobStates, sigma: float, estimator: str, seed: int) -> Belief | None:
+    """The belief a run's settings ask for; None when the policy is told the truth."""
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"estimator: {estimator!r} is not one of {', '.join(ESTIMATORS)}")
+    if not sigma >= 0 or not np.isfinite(sigma):
+        raise ValueError(f"throughput_noise: {sigma!r} must be a number ≥ 0")
+    if estimator == "oracle":
+        return None
+    return Belief(table, sigma, estimator == "online", seed)
