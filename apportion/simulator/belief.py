@@ -8,10 +8,13 @@ well. `SimConfig.estimator` says what happens to the belief:
 
 - `oracle`: the policy is told the truth (the noise is not applied);
 - `none`: the first belief, never updated;
-- `online`: the first belief is the job's profile at arrival, and every interval it ran is an
-  observation of its rate on that type (beside that partner), folded in as the estimator does
-  (docs/ESTIMATION.md): in log space, the profile with variance σ² as the prior, a rate seen
-  over s seconds with variance observation_sigma² · observation_seconds / s.
+- `online`: the first belief is the job's profile at arrival (relative error σ), and every
+  interval it ran is an observation of its rate on that type (beside that partner), both
+  folded in by the estimator (`estimation.alone`, docs/ESTIMATION.md): when the bundled
+  reference table has the trace's GPU types and the job's scale factor, its rates alone start
+  from the reference types' spread, whose correlation across GPU types lets a rate seen on one
+  type correct the others; otherwise (and for pairs) each rate on its own, in log space, the
+  profile as the prior.
 
 The error of the belief (the mean |log(believed ÷ true)| over the rates the policy is sent) is
 recorded at every call; the summary has its first, mean and last value.
@@ -25,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from apportion.estimation.document import EstimateOptions
+from apportion.estimation.alone import Alone, alone_posterior
+from apportion.estimation.document import EstimateOptions, JobSpec
+from apportion.estimation.reference import Group, bundled
 from apportion.simulator.state import JobStates, Running, Step
 
 ESTIMATORS = ("oracle", "none", "online")
@@ -44,8 +49,9 @@ class Belief:
     sigma: float
     online: bool
     seed: int
-    seen: dict[Key, tuple[float, float]] = field(default_factory=dict)  # weight, weight · log r
+    seen: dict[Key, tuple[float, float]] = field(default_factory=dict)  # steps, seconds
     errors: list[float] = field(default_factory=list)
+    _alone: dict[str, tuple[float, Alone]] = field(default_factory=dict)
 
     def view(self, document: dict[str, Any]) -> dict[str, Any]:
         """The snapshot document with believed throughputs (jobs and job pairs)."""
@@ -63,19 +69,18 @@ class Belief:
 
     def observe(self, step: Step, running: Running, partner: dict[int, str]) -> None:
         """Each job that ran in the interval, at its true rate on its type (beside its
-        partner): one observation for the online estimator."""
-        if not self.online:
-            return
+        partner): steps done over seconds held, for the online estimator."""
         held = step.end - step.start
+        if not self.online or held <= 0:
+            return
         table = self.table
         for j, k, rate in zip(
             running.jobs.tolist(), running.type.tolist(), running.rate.tolist(), strict=True
         ):
-            if rate <= 0 or held <= 0:
-                continue
-            key = (table.ids[j], table.types[k], partner.get(j))
-            weight, total = self.seen.get(key, (0.0, 0.0))
-            self.seen[key] = (weight + held * PER_SECOND, total + held * PER_SECOND * np.log(rate))
+            if rate > 0:
+                key = (table.ids[j], table.types[k], partner.get(j))
+                steps, seconds = self.seen.get(key, (0.0, 0.0))
+                self.seen[key] = (steps + rate * held, seconds + held)
 
     def summary(self) -> dict[str, float]:
         if not self.errors:
@@ -89,12 +94,44 @@ class Belief:
     def _believed(self, job: str, partner: str | None, gpu: str, truth: float) -> float:
         if truth <= 0:
             return truth
-        prior = np.log(truth) + self.sigma * self._z(job, partner, gpu)
-        weight, total = self.seen.get((job, gpu, partner), (0.0, 0.0))
-        if weight == 0 or self.sigma == 0:
-            return float(np.exp(prior))
-        precision = 1.0 / self.sigma**2
-        return float(np.exp((prior * precision + total) / (precision + weight)))
+        profile = float(np.exp(np.log(truth) + self.sigma * self._z(job, partner, gpu)))
+        if not self.online or self.sigma == 0:
+            return profile
+        if partner is None:
+            alone = self._posterior(job)
+            if alone is not None:
+                return alone[0].rate(alone[1].gpu_types.index(gpu))
+        steps, seconds = self.seen.get((job, gpu, partner), (0.0, 0.0))
+        if seconds == 0:
+            return profile
+        # One rate on its own: the profile (variance σ²) and the rate seen, precision-weighted.
+        precision, weight = 1.0 / self.sigma**2, seconds * PER_SECOND
+        mean = (np.log(profile) * precision + np.log(steps / seconds) * weight) / (
+            precision + weight
+        )
+        return float(np.exp(mean))
+
+    def _posterior(self, job: str) -> tuple[Alone, Group] | None:
+        """The estimator's posterior of the job's rates alone (None: the reference lacks its
+        scale factor or the trace's GPU types), recomputed when it was seen again."""
+        group = bundled().group(int(self.table.scale[self.table.index[job]]))
+        if group is None or not set(self.table.types) <= set(group.gpu_types):
+            return None
+        mine = {k: v for k, v in self.seen.items() if k[0] == job and k[2] is None}
+        held = sum(seconds for _, seconds in mine.values())
+        cached = self._alone.get(job)
+        if cached is None or cached[0] != held:
+            thr = self.table.thr[self.table.index[job]]
+            profiles = {
+                g: float(t * np.exp(self.sigma * self._z(job, None, g)))
+                for g, t in zip(self.table.types, thr.tolist(), strict=True)
+                if t > 0
+            }
+            spec = JobSpec(id=job, scale_factor=group.scale_factor, profiles=profiles)
+            options = _DEFAULTS.model_copy(update={"profile_sigma": self.sigma})
+            cached = (held, alone_posterior(spec, group, options, mine))
+            self._alone[job] = cached
+        return cached[1], group
 
     def _pair(self, pair: dict[str, Any]) -> dict[str, Any]:
         a, b = str(pair["a"]), str(pair["b"])

@@ -11,6 +11,7 @@ import pytest
 from apportion.simulator.belief import Belief
 from apportion.simulator.config import Resolve, SimConfig
 from apportion.simulator.engine import simulate
+from apportion.simulator.sources import TraceSpec
 from apportion.simulator.state import JobStates
 from tests.cli_runner import invoke
 from tests.simulator.helpers import job, trace
@@ -41,12 +42,13 @@ def test_jobs_run_at_the_truth_whatever_the_policy_believes(estimator: str) -> N
 
 
 def test_online_learns_the_rate_it_sees_and_none_keeps_its_first_belief() -> None:
-    jobs = [job("a", 10 * ROUND)]
+    # A GPU type the reference table lacks: each rate is learned on its own.
+    jobs = [job("a", 10 * ROUND, speed={"a100": 10.0})]
     every_round = Resolve(arrivals=True, completions=True, every=1)
     errors = {}
     for estimator in ("none", "online"):
         config = SimConfig(throughput_noise=0.3, estimator=estimator, resolve=every_round)
-        errors[estimator] = simulate(trace(jobs), config).summary
+        errors[estimator] = simulate(trace(jobs, {"a100": 1}), config).summary
     first = errors["none"]["estimate_error_first"]
     assert first > 0.01 and errors["none"]["estimate_error_last"] == pytest.approx(first)
     # The last call sees nine rounds: in log space the prior weighs 1/σ² = 11.1 and each
@@ -64,3 +66,15 @@ def test_a_belief_outside_rounds_mode_or_a_negative_noise_is_refused() -> None:
         SimConfig(throughput_noise=-1.0, estimator="none")
     ran = invoke(["simulate", "gavel", "--throughput-noise", "-0.5", "--estimator", "none"])
     assert ran.exit_code == 2 and "throughput_noise" in ran.stderr
+
+
+@pytest.mark.slow
+def test_on_gavels_trace_the_online_belief_is_nearer_the_truth() -> None:
+    # Rates seen on one type correct the others through the reference types' correlation.
+    spec = TraceSpec("gavel")
+    summaries = {
+        e: simulate(spec.load_trace(), SimConfig(throughput_noise=0.3, estimator=e)).summary
+        for e in ("none", "online")
+    }
+    none, online = summaries["none"], summaries["online"]
+    assert online["estimate_error_mean"] < 0.6 * none["estimate_error_mean"]
