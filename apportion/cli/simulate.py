@@ -183,9 +183,19 @@ def _config(args: argparse.Namespace) -> SimConfig:
         max_time=args.max_time,
         events=args.events,
         snapshot_fields=_service_distribution(args.service_distribution),
-        throughput_noise=args.throughput_noise,
+        **_noise(args.throughput_noise),
         estimator=args.estimator,
     )
+
+
+def _noise(text: str) -> dict[str, Any]:
+    """`--throughput-noise`: a σ ≥ 0, or `gavel` (Gavel's measured ÷ oracle table)."""
+    if text.strip().lower() == "gavel":
+        return {"noise_source": "gavel"}
+    try:
+        return {"throughput_noise": float(text)}
+    except ValueError:
+        raise ValueError(f"--throughput-noise: {text!r} is neither a number nor 'gavel'") from None
 
 
 def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:

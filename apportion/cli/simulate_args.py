@@ -187,11 +187,11 @@ def _trace(command: argparse.ArgumentParser) -> None:
     command.add_argument("--seed", default="0", help="Seed(s), comma-separated.")
     command.add_argument(
         "--throughput-noise",
-        type=float,
-        default=0.0,
+        default="0",
         metavar="SIGMA",
         help="Rounds mode: the policy believes each throughput times a seeded lognormal error "
-        "e^(SIGMA z); the jobs run at the truth (default 0).",
+        "e^(SIGMA z), or with 'gavel' Gavel's measured ÷ oracle ratio for the job's type; the "
+        "jobs run at the truth (default 0).",
     )
     command.add_argument(
         "--estimator",

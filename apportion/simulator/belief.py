@@ -4,7 +4,12 @@ The trace's throughputs are the truth, and the enactment runs jobs at them. With
 `SimConfig.throughput_noise` σ > 0 the policy is sent a belief instead: every job's rate alone
 on every GPU type, and both members' rates of every pair, times a seeded lognormal error
 e^(σz), z ~ N(0, 1) drawn per job (per pair) and type, so the ratios between types are off as
-well. `SimConfig.estimator` says what happens to the belief:
+well. With `SimConfig.noise_source` `gavel` the error is Gavel's instead: the ratio of its
+measured table to its oracle table (`physical_cluster_throughputs.json` ÷
+`simulation_throughputs.json`) for the job's type (workload class and scale factor) on each
+GPU type, and for each member of a pair (1 for a job whose type neither table has, or where
+either says 0); the estimator then takes σ = the estimator's `reference_sigma` (0.4, from the
+same two tables). `SimConfig.estimator` says what happens to the belief:
 
 - `oracle`: the policy is told the truth (the noise is not applied);
 - `none`: the first belief, never updated;
@@ -22,16 +27,24 @@ recorded at every call; the summary has its first, mean and last value.
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from apportion.estimation.alone import Alone, alone_posterior
 from apportion.estimation.document import EstimateOptions, JobSpec
 from apportion.estimation.reference import Group, bundled
+from apportion.refdata import SOURCE
+from apportion.refdata.gavel import GavelTable
+from apportion.refdata.synthetic import load_gavel_table
 from apportion.simulator.state import JobStates, Running, Step
+
+if TYPE_CHECKING:
+    from apportion.simulator.config import SimConfig
 
 ESTIMATORS = ("oracle", "none", "online")
 _DEFAULTS = EstimateOptions.model_validate({})
@@ -51,6 +64,7 @@ class Belief:
     seed: int
     seen: dict[Key, tuple[float, float]] = field(default_factory=dict)  # steps, seconds
     errors: list[float] = field(default_factory=list)
+    gavel: bool = False  # the error is Gavel's measured ÷ oracle ratio, not a lognormal draw
     _alone: dict[str, tuple[float, Alone]] = field(default_factory=dict)
 
     def view(self, document: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +108,7 @@ class Belief:
     def _believed(self, job: str, partner: str | None, gpu: str, truth: float) -> float:
         if truth <= 0:
             return truth
-        profile = float(np.exp(np.log(truth) + self.sigma * self._z(job, partner, gpu)))
+        profile = float(np.exp(np.log(truth) + self._error(job, partner, gpu)))
         if not self.online or self.sigma == 0:
             return profile
         if partner is None:
@@ -123,7 +137,7 @@ class Belief:
         if cached is None or cached[0] != held:
             thr = self.table.thr[self.table.index[job]]
             profiles = {
-                g: float(t * np.exp(self.sigma * self._z(job, None, g)))
+                g: float(t * np.exp(self._error(job, None, g)))
                 for g, t in zip(self.table.types, thr.tolist(), strict=True)
                 if t > 0
             }
@@ -141,6 +155,17 @@ class Belief:
         }
         return {**pair, "throughput": rates}
 
+    def _error(self, job: str, partner: str | None, gpu: str) -> float:
+        """The log of the factor the first belief is off by."""
+        if not self.gavel:
+            return self.sigma * self._z(job, partner, gpu)
+        kinds = [self._kind(job)] + ([] if partner is None else [self._kind(partner)])
+        return gavel_errors().get((*kinds, gpu), 0.0)
+
+    def _kind(self, job: str) -> tuple[str, int]:
+        spec = self.table.trace.jobs[self.table.index[job]]
+        return (spec.workload_class or "", spec.scale_factor)
+
     def _z(self, job: str, partner: str | None, gpu: str) -> float:
         # One draw per (seed, job, partner, type), whatever the order jobs are seen in.
         words = [self.seed, zlib.crc32(job.encode()), zlib.crc32((partner or "").encode())]
@@ -148,12 +173,36 @@ class Belief:
         return float(np.random.default_rng(words).standard_normal())
 
 
-def belief_for(table: JobStates, sigma: float, estimator: str, seed: int) -> Belief | None:
-    """The belief a run's settings ask for; None when the policy is told the truth."""
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"estimator: {estimator!r} is not one of {', '.join(ESTIMATORS)}")
-    if not sigma >= 0 or not np.isfinite(sigma):
-        raise ValueError(f"throughput_noise: {sigma!r} must be a number ≥ 0")
-    if estimator == "oracle":
+def belief_for(table: JobStates, config: SimConfig) -> Belief | None:
+    """The belief a run's settings ask for (checked by `SimConfig`); None when the policy is
+    told the truth."""
+    if config.estimator == "oracle":
         return None
-    return Belief(table, sigma, estimator == "online", seed)
+    gavel = config.noise_source == "gavel"
+    sigma = _DEFAULTS.reference_sigma if gavel else config.throughput_noise
+    return Belief(table, sigma, config.estimator == "online", config.seed, gavel=gavel)
+
+
+@cache
+def gavel_errors() -> dict[tuple[Any, ...], float]:
+    """log(measured ÷ oracle) by (job type, GPU type) and by (job type, partner type, GPU
+    type) for the first's rate beside the second; cells where either table has 0 left out."""
+    oracle = load_gavel_table()
+    measured = GavelTable.from_compact(
+        json.loads((SOURCE / "gavel_physical_throughputs.json").read_text())
+    )
+    out: dict[tuple[Any, ...], float] = {}
+    for i, kind in enumerate(oracle.job_types):
+        j = measured.job_types.index(kind)
+        for g, gpu in enumerate(oracle.gpu_types):
+            o, m = oracle.isolated[i, g], measured.isolated[j, measured.gpu_types.index(gpu)]
+            if o > 0 and m > 0:
+                out[(kind, gpu)] = float(np.log(m / o))
+    for (a, b), per in oracle.pairs.items():
+        for gpu, (oa, ob) in per.items():
+            ma, mb = measured.pairs[(a, b)][gpu]
+            if oa > 0 and ma > 0:
+                out[(a, b, gpu)] = float(np.log(ma / oa))
+            if ob > 0 and mb > 0:
+                out[(b, a, gpu)] = float(np.log(mb / ob))
+    return out

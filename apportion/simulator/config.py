@@ -179,7 +179,8 @@ class SimConfig:
       `service_distribution`)
     - throughput_noise, estimator: what the policy believes of throughputs in rounds mode
       (`simulator.belief`): the truth (`oracle`), or the truth times a seeded lognormal error of
-      σ = throughput_noise, never updated (`none`) or learned from observed progress (`online`)
+      σ = throughput_noise (`noise_source` `gavel`: Gavel's measured ÷ oracle ratio per job
+      type instead), never updated (`none`) or learned from observed progress (`online`)
     """
 
     policy: str = "max_min_fairness"
@@ -203,6 +204,7 @@ class SimConfig:
     snapshot_fields: Mapping[str, Any] = field(default_factory=dict)
     throughput_noise: float = 0.0
     estimator: str = "oracle"
+    noise_source: str = "lognormal"
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
@@ -241,6 +243,8 @@ class SimConfig:
             raise ValueError(f"estimator: {self.estimator!r} is not one of oracle, none, online")
         if not 0 <= self.throughput_noise < float("inf"):
             raise ValueError("throughput_noise must be a number ≥ 0")
+        if self.noise_source not in ("lognormal", "gavel"):
+            raise ValueError(f"noise_source: {self.noise_source!r} is not lognormal or gavel")
         if self.estimator != "oracle" and self.enactment != Mode.ROUNDS:
             raise ValueError(
                 f"estimator: a belief apart from the truth is simulated in rounds mode only "
@@ -300,7 +304,11 @@ class SimConfig:
             "contention": self.contention.value,
             "events": self.events,
         } | (
-            {"throughput_noise": self.throughput_noise, "estimator": self.estimator}
+            {
+                "throughput_noise": self.throughput_noise,
+                "noise_source": self.noise_source,
+                "estimator": self.estimator,
+            }
             if self.estimator != "oracle"
             else {}
         )

@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from apportion.simulator.belief import Belief
+from apportion.simulator.belief import Belief, belief_for
 from apportion.simulator.config import Resolve, SimConfig
 from apportion.simulator.engine import simulate
 from apportion.simulator.sources import TraceSpec
@@ -78,3 +78,21 @@ def test_on_gavels_trace_the_online_belief_is_nearer_the_truth() -> None:
     }
     none, online = summaries["none"], summaries["online"]
     assert online["estimate_error_mean"] < 0.6 * none["estimate_error_mean"]
+
+
+def test_gavels_measured_table_as_the_noise_source() -> None:
+    # Recommendation (batch size 512) on a V100: 23.318 steps/s in Gavel's oracle table,
+    # 253.63 in its measured one; a job of a type neither table has is told the truth.
+    kind = "Recommendation (batch size 512)"
+    jobs = [
+        job("r", 3600.0, speed={"v100": 23.318}, workload_class=kind),
+        job("x", 3600.0, speed={"v100": 5.0}, workload_class="unknown model"),
+    ]
+    table = JobStates.from_trace(trace(jobs, {"v100": 1}))
+    config = SimConfig(noise_source="gavel", estimator="none")
+    belief = belief_for(table, config)
+    assert belief is not None and belief.sigma == 0.4
+    document = {"jobs": [{"id": j.id, "throughput": dict(j.throughput)} for j in jobs]}
+    told = {j["id"]: j["throughput"]["v100"] for j in belief.view(document)["jobs"]}
+    assert told["r"] == pytest.approx(253.63, rel=1e-3)
+    assert told["x"] == pytest.approx(5.0, rel=1e-12)

@@ -57,7 +57,7 @@ class RoundsEnactor:
         contention = table.trace.contention
         persist = config.contention == Contention.REFERENCE
         self._slowdown = Slowdown(table, contention, persist) if contention is not None else None
-        self.belief = belief_for(table, config.throughput_noise, config.estimator, config.seed)
+        self.belief = belief_for(table, config)
 
     def length(self, now: float) -> float:
         return now + self.config.round_seconds
