@@ -27,6 +27,11 @@ from apportion.refdata.gavel import GavelTable
 from apportion.refdata.synthetic import load_gavel_table
 from apportion.solver.arraytypes import FloatArray
 
+#: With fewer reference types than this, the table cannot tell its own spread: the priors'
+#: variances are at least `WIDE_RATIO`² for a co-location ratio and `WIDE_LOG`² for a log rate.
+FEW = 3
+WIDE_RATIO = 0.5
+WIDE_LOG = 2.0
 #: The share of each entry's variance added to the reference covariance (`shrunk_covariance`);
 #: chosen on Gavel's table by leave-one-type-out (docs/ESTIMATION.md has the sweep).
 SHRINKAGE = 0.02
@@ -70,7 +75,12 @@ class Group:
         keep = [i for i in range(self.size) if i != leave_out]
         group = self if leave_out is None else self.without(leave_out)
         rows = np.array([group.row(i) for i in range(len(keep))])
-        return rows.mean(axis=0), shrunk_covariance(rows, SHRINKAGE)
+        mean, cov = rows.mean(axis=0), shrunk_covariance(rows, SHRINKAGE)
+        if len(rows) < FEW:
+            floor = np.full(len(mean), WIDE_RATIO**2)
+            floor[group.alone_entry(0) :] = WIDE_LOG**2
+            cov = cov + np.diag(np.maximum(floor - np.diag(cov), 0.0))
+        return mean, cov
 
     def without(self, i: int) -> Group:
         keep = [k for k in range(self.size) if k != i]
@@ -85,6 +95,11 @@ class Group:
     def alone_prior(self) -> tuple[FloatArray, FloatArray]:
         """The Gaussian of log steps/s alone over the types that run on every GPU type."""
         runs = self.alone[(self.alone > 0).all(axis=1)]
+        if len(runs) < FEW:
+            # Too few types that run everywhere: a level of 1 step/s, known to within e^±4.
+            width = len(self.gpu_types)
+            mean = np.log(runs).mean(axis=0) if len(runs) else np.zeros(width)
+            return mean, WIDE_LOG**2 * np.eye(width)
         logs = np.log(runs)
         return logs.mean(axis=0), shrunk_covariance(logs, SHRINKAGE)
 
@@ -130,7 +145,16 @@ def bundled() -> Reference:
 def user_table(document: dict[str, Any]) -> Reference:
     """A table in the bundled file's form: `{gpu_types, job_types: [{model, scale_factor,
     throughput}], pairs: [{a, b, throughput: {gpu: [a's, b's]}}]}`."""
-    return from_table(GavelTable.from_compact(json.loads(json.dumps(document))), "user")
+    table = GavelTable.from_compact(json.loads(json.dumps(document)))
+    if not table.gpu_types or not table.job_types:
+        raise ValueError("it needs at least one GPU type and one job type")
+    try:
+        rates = np.asarray(table.isolated, dtype=float)
+    except (TypeError, ValueError):
+        rates = np.array([np.nan])
+    if not np.isfinite(rates).all() or (rates < 0).any():
+        raise ValueError("every throughput must be a number ≥ 0")
+    return from_table(table, "user")
 
 
 def _ratio(together: float, alone: float) -> float:

@@ -130,3 +130,21 @@ def test_bad_input_names_the_field() -> None:
         with pytest.raises(InputError) as caught:
             estimate(body)
         assert where in [e.path for e in caught.value.errors], (body, caught.value)
+
+
+def test_a_table_too_small_to_tell_its_spread_gives_a_wide_prior() -> None:
+    one = {
+        "gpu_types": ["v100"],
+        "job_types": [{"model": "m", "scale_factor": 1, "throughput": {"v100": 1.0}}],
+    }
+    prior = estimate({"reference": one, "jobs": [{"id": "n"}]}).jobs["n"].throughput["v100"]
+    assert prior.sigma == pytest.approx(2.0) and np.isfinite(prior.mean)
+    profiled = estimate({"reference": one, "jobs": [{"id": "n", "profiles": {"v100": 8.0}}]})
+    assert profiled.jobs["n"].throughput["v100"].mean == pytest.approx(8.0, rel=0.01)
+    for bad in (
+        {**one, "gpu_types": []},
+        {**one, "job_types": [{**one["job_types"][0], "throughput": {"v100": "x"}}]},
+    ):
+        with pytest.raises(InputError) as caught:
+            estimate({"reference": bad, "jobs": [{"id": "n"}]})
+        assert [e.path for e in caught.value.errors] == ["reference"]
