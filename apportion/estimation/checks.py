@@ -3,11 +3,16 @@ GPU types, scale factors) and its own jobs; every error names its field from the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from apportion.estimation.document import EstimateInput, JobSpec
 from apportion.estimation.reference import Reference
 from apportion.solver.errors import FieldError, did_you_mean
+
+#: Jobs of one scale factor whose every pair is estimated (`pairs: true`): 100 make 4,950
+#: pairs (about a second, an answer of a few megabytes); beyond, `pairs: false`.
+MAX_PAIRED_JOBS = 100
 
 
 def job_errors(spec: JobSpec, ref: Reference, loc: tuple[str | int, ...]) -> list[FieldError]:
@@ -33,10 +38,20 @@ def job_errors(spec: JobSpec, ref: Reference, loc: tuple[str | int, ...]) -> lis
     return errors
 
 
-def request_errors(request: EstimateInput, ref: Reference, known: set[str]) -> list[FieldError]:
-    """Every job against the table; observations of known jobs on known GPU types, a partner
-    of the same scale factor; no job listed twice."""
+def request_errors(
+    request: EstimateInput, ref: Reference, known: dict[str, JobSpec]
+) -> list[FieldError]:
+    """Every job against the table; observations of known jobs on known GPU types; no job
+    listed twice; every pair only for a bounded number of jobs."""
     errors: list[FieldError] = []
+    if request.pairs:
+        sizes = Counter(spec.scale_factor for spec in known.values())
+        if sizes and max(sizes.values()) > MAX_PAIRED_JOBS:
+            msg = (
+                f"every pair of {max(sizes.values())} jobs of one scale factor is too many "
+                f"(at most {MAX_PAIRED_JOBS}); give pairs: false"
+            )
+            errors.append(FieldError(("pairs",), msg))
     seen: set[str] = set()
     for i, spec in enumerate(request.jobs):
         if spec.id in seen:

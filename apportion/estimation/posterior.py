@@ -54,7 +54,7 @@ def estimate(data: EstimateInput | Mapping[str, Any]) -> EstimateDocument:
     forget = set(request.forget)
     specs = {j: e.spec for j, e in kept.jobs.items() if j not in forget}
     specs.update({job.id: job for job in request.jobs})
-    errors = request_errors(request, ref, set(specs))
+    errors = request_errors(request, ref, specs)
     if errors:
         raise InputError(errors)
     old = [o for o in kept.observed if o.job in specs and (o.partner or o.job) in specs]

@@ -148,3 +148,11 @@ def test_a_table_too_small_to_tell_its_spread_gives_a_wide_prior() -> None:
         with pytest.raises(InputError) as caught:
             estimate({"reference": bad, "jobs": [{"id": "n"}]})
         assert [e.path for e in caught.value.errors] == ["reference"]
+
+
+def test_every_pair_of_too_many_jobs_is_refused_unless_pairs_are_off() -> None:
+    jobs = [{"id": f"j{i}", "job_type": "A3C"} for i in range(101)]
+    with pytest.raises(InputError) as caught:
+        estimate({"jobs": jobs})
+    assert [e.path for e in caught.value.errors] == ["pairs"]
+    assert len(estimate({"jobs": jobs, "pairs": False}).jobs) == 101
