@@ -13,6 +13,7 @@ from bench import (
     backends,
     deadlines,
     elastic,
+    estimation,
     explain,
     fleet,
     fleet_level,
@@ -50,6 +51,7 @@ SUITES = [
     rounds,
     notebooks,
     explain,
+    estimation,
 ]
 
 

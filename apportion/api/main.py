@@ -28,7 +28,7 @@ from apportion.api.problems import (
     on_refused,
     on_validation,
 )
-from apportion.api.routes import compare, health, metrics, policies, rounds, solve
+from apportion.api.routes import compare, estimate, health, metrics, policies, rounds, solve
 from apportion.api.settings import Settings
 
 #: The API's version, applied once to every versioned route (health and metrics stand outside).
@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     versioned = APIRouter(prefix=VERSION)
-    for module in (policies, solve, rounds, compare):
+    for module in (policies, solve, rounds, compare, estimate):
         versioned.include_router(module.router)
     app.include_router(versioned)
     for module in (health, metrics):

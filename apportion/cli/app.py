@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from apportion.cli.estimate import estimate_command
 from apportion.cli.inputs import (
     CommandFailed,
     UsageError,
@@ -143,6 +144,7 @@ COMMANDS = {
     "export": export_command,
     "simulate": simulate_command,
     "compare": compare_command,
+    "estimate": estimate_command,
 }
 
 

@@ -9,16 +9,17 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from apportion.cli.estimate import add_estimate
 from apportion.cli.inputs import UsageError
 from apportion.cli.simulate_args import add_simulate
 
-COMMANDS = ("solve", "schema", "policies", "export", "simulate", "compare")
+COMMANDS = ("solve", "schema", "policies", "export", "simulate", "compare", "estimate")
 DESCRIPTION = """Exact LP/MILP policies for GPU clusters.
 
 `solve SNAPSHOT.json [OPTIONS]` solves a snapshot (the main verb; `solve solve ...` is the
 same). The other commands print the snapshot schema, list the policies, export a model, compare two
-snapshots under one policy (`solve compare BEFORE AFTER`, advisory), or simulate a job trace
-under a policy (`solve simulate --help`).
+snapshots under one policy (`solve compare BEFORE AFTER`, advisory), simulate a job trace
+under a policy (`solve simulate --help`), or estimate throughputs (`solve estimate --help`).
 Exit codes: 0 an allocation was returned, 1 infeasible or solver failure, 2 invalid input."""
 
 
@@ -57,6 +58,7 @@ def _parser() -> Parser:
     _model_options(export)
     add_simulate(commands)
     _compare(commands.add_parser("compare", help="What-if: two snapshots under one policy."))
+    add_estimate(commands)
     return top
 
 

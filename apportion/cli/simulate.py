@@ -106,7 +106,10 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
         raise UsageError("; ".join(problems))
     assert trace is not None
     _notes(policies)
-    return SweepSpec(policies, (trace,), seeds, loads, config).runs()
+    try:
+        return SweepSpec(policies, (trace,), seeds, loads, config).runs()
+    except ValueError as exc:  # settings a policy refuses (a belief outside rounds mode)
+        raise UsageError(one_line(str(exc))) from None
 
 
 def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
@@ -180,7 +183,19 @@ def _config(args: argparse.Namespace) -> SimConfig:
         max_time=args.max_time,
         events=args.events,
         snapshot_fields=_service_distribution(args.service_distribution),
+        **_noise(args.throughput_noise),
+        estimator=args.estimator,
     )
+
+
+def _noise(text: str) -> dict[str, Any]:
+    """`--throughput-noise`: a σ ≥ 0, or `gavel` (Gavel's measured ÷ oracle table)."""
+    if text.strip().lower() == "gavel":
+        return {"noise_source": "gavel"}
+    try:
+        return {"throughput_noise": float(text)}
+    except ValueError:
+        raise ValueError(f"--throughput-noise: {text!r} is neither a number nor 'gavel'") from None
 
 
 def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:

@@ -186,6 +186,21 @@ def _trace(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--seed", default="0", help="Seed(s), comma-separated.")
     command.add_argument(
+        "--throughput-noise",
+        default="0",
+        metavar="SIGMA",
+        help="Rounds mode: the policy believes each throughput times a seeded lognormal error "
+        "e^(SIGMA z), or with 'gavel' Gavel's measured ÷ oracle ratio for the job's type; the "
+        "jobs run at the truth (default 0).",
+    )
+    command.add_argument(
+        "--estimator",
+        choices=("oracle", "none", "online"),
+        default="oracle",
+        help="What the policy believes: the truth (oracle, default), the noisy first belief "
+        "(none), or that belief learned from observed progress (online).",
+    )
+    command.add_argument(
         "--load",
         help="Arrival-rate factor(s) for file traces, jobs per hour for poisson; comma-separated "
         "(default: the trace's own arrivals).",

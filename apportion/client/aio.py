@@ -21,7 +21,9 @@ from apportion.client.wire import (
     JSON_HEADERS,
     PolicyCatalog,
     compare_body,
+    estimate_body,
     read_compare,
+    read_estimate,
     read_policies,
     read_round,
     read_solve,
@@ -31,6 +33,7 @@ from apportion.client.wire import (
 from apportion.solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
+    from apportion.estimation import EstimateDocument, EstimateInput
     from apportion.mechanism.document import RoundResult, RoundsInput
     from apportion.solver.snapshot import Snapshot
 
@@ -85,6 +88,10 @@ class AsyncApportionClient:
     async def rounds(self, request: RoundsInput | Mapping[str, Any]) -> RoundResult:
         """`POST /v1/rounds`, as `ApportionClient.rounds`."""
         return read_round(await self._send("POST", "/v1/rounds", rounds_body(request)))
+
+    async def estimate(self, request: EstimateInput | Mapping[str, Any]) -> EstimateDocument:
+        """`POST /v1/estimate`, as `ApportionClient.estimate`."""
+        return read_estimate(await self._send("POST", "/v1/estimate", estimate_body(request)))
 
     async def policies(self) -> PolicyCatalog:
         """`GET /v1/policies`, as `ApportionClient.policies`."""

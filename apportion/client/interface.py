@@ -7,9 +7,9 @@ by `LocalClient` and by a running service by `ApportionClient` (over HTTP).
         result = apportion.solve(snapshot, policy="max_min_fairness")
 
 Both take the same arguments and return the same types (`SolveResult`, `Comparison`,
-`RoundResult`, `PolicyCatalog`); bad input raises `solver.InputError` with the same field
-locations. Only a service can fail as a service does (`ServiceError`: unreachable, saturated,
-a solve it stopped).
+`RoundResult`, `EstimateDocument`, `PolicyCatalog`); bad input raises `solver.InputError` with
+the same field locations. Only a service can fail as a service does (`ServiceError`:
+unreachable, saturated, a solve it stopped).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 if TYPE_CHECKING:
     from apportion.client.wire import PolicyCatalog
+    from apportion.estimation import EstimateDocument, EstimateInput
     from apportion.mechanism.document import RoundResult, RoundsInput
     from apportion.solver.result import Comparison, SolveResult
     from apportion.solver.snapshot import Snapshot
@@ -54,6 +55,8 @@ class Client(Protocol):
     ) -> Comparison: ...
 
     def rounds(self, request: RoundsInput | Mapping[str, Any]) -> RoundResult: ...
+
+    def estimate(self, request: EstimateInput | Mapping[str, Any]) -> EstimateDocument: ...
 
     def policies(self) -> PolicyCatalog: ...
 

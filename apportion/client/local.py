@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from apportion.client.wire import PolicyCatalog
 
 if TYPE_CHECKING:
+    from apportion.estimation import EstimateDocument, EstimateInput
     from apportion.mechanism.document import RoundResult, RoundsInput
     from apportion.solver.result import Comparison, SolveResult
     from apportion.solver.snapshot import Snapshot
@@ -58,9 +59,16 @@ class LocalClient:
     def rounds(self, request: RoundsInput | Mapping[str, Any]) -> RoundResult:
         """The next round (`mechanism.document.round_result`), for the same request
         `POST /v1/rounds` takes; raises `InputError` naming each bad field."""
-        from apportion.mechanism.document import parse_rounds, round_result
+        from apportion.estimation.rounds import parse_rounds_with_estimate, round_with_estimate
 
-        return round_result(parse_rounds(request))
+        return round_with_estimate(parse_rounds_with_estimate(request))
+
+    def estimate(self, request: EstimateInput | Mapping[str, Any]) -> EstimateDocument:
+        """The estimate document (`estimation.estimate`) for the same request `POST
+        /v1/estimate` takes; raises `InputError` naming each bad field."""
+        from apportion.estimation import estimate
+
+        return estimate(request)
 
     def policies(self) -> PolicyCatalog:
         """Every policy with the JSON Schema of its options, as `GET /v1/policies` lists them."""

@@ -27,7 +27,9 @@ from apportion.client.wire import (
     JSON_HEADERS,
     PolicyCatalog,
     compare_body,
+    estimate_body,
     read_compare,
+    read_estimate,
     read_policies,
     read_round,
     read_solve,
@@ -37,6 +39,7 @@ from apportion.client.wire import (
 from apportion.solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
+    from apportion.estimation import EstimateDocument, EstimateInput
     from apportion.mechanism.document import RoundResult, RoundsInput
     from apportion.solver.snapshot import Snapshot
 
@@ -108,6 +111,12 @@ class ApportionClient:
         `round_result` returns in process) for `{snapshot, allocation | policy + options,
         received, previous, pairs, elapsed}`."""
         return read_round(self._send("POST", "/v1/rounds", rounds_body(request)))
+
+    def estimate(self, request: EstimateInput | Mapping[str, Any]) -> EstimateDocument:
+        """`POST /v1/estimate`: the estimate document (`estimation.EstimateDocument`, what
+        `estimation.estimate` returns in process) for `{estimate, reference, jobs,
+        observations, forget, pairs, options}`."""
+        return read_estimate(self._send("POST", "/v1/estimate", estimate_body(request)))
 
     def policies(self) -> PolicyCatalog:
         """`GET /v1/policies`: every policy with the JSON Schema of its options."""

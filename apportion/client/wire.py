@@ -3,7 +3,7 @@ result types (or its errors) from the service's answers. Shared by the sync and 
 
 Answers are read into the types the library returns: `solver.result.SolveResult` for
 `/v1/solve`, `solver.result.Comparison` for `/v1/compare`, `mechanism.document.RoundResult` for
-`/v1/rounds`. A 400 or 422 problem becomes
+`/v1/rounds`, `estimation.EstimateDocument` for `/v1/estimate`. A 400 or 422 problem becomes
 `solver.errors.InputError` with each field's location as the library gives it (the service's
 leading `"body"` removed), so code written against `solver.solve` handles both the same way.
 """
@@ -24,6 +24,7 @@ from apportion.solver.errors import FieldError, InputError
 from apportion.solver.result import Comparison, SolveResult
 
 if TYPE_CHECKING:
+    from apportion.estimation import EstimateDocument, EstimateInput
     from apportion.mechanism.document import RoundResult, RoundsInput
     from apportion.solver.snapshot import Snapshot
 
@@ -113,16 +114,42 @@ def rounds_body(request: RoundsInput | Mapping[str, Any]) -> bytes:
     return _dumps(_plain(request, "request"))
 
 
+def estimate_body(request: EstimateInput | Mapping[str, Any]) -> bytes:
+    return _dumps(_plain(request, "request"))
+
+
+def read_estimate(response: httpx.Response) -> EstimateDocument:
+    from apportion.estimation import EstimateDocument  # only when used
+
+    check(response)
+    return _parsed(response, EstimateDocument)
+
+
 def read_solve(response: httpx.Response) -> SolveResult:
     check(response)
     return _parsed(response, SolveResult)
 
 
 def read_round(response: httpx.Response) -> RoundResult:
-    from apportion.mechanism.document import RoundResult  # numpy and the mechanism, only when used
+    """The round, with the updated estimate (`EstimatedRound`) when the request gave one:
+    the type `LocalClient.rounds` returns for the same request."""
+    from apportion.estimation.rounds import EstimatedRound  # the mechanism, only when used
+    from apportion.mechanism.document import RoundResult
 
     check(response)
-    return _parsed(response, RoundResult)
+    with_estimate = _has_estimate(response)
+    return _parsed(response, EstimatedRound if with_estimate else RoundResult)
+
+
+def _has_estimate(response: httpx.Response) -> bool:
+    # A byte search first: a round without an estimate (every old request) is parsed once.
+    if b'"estimate"' not in response.content:
+        return False
+    try:
+        answer = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(answer, dict) and answer.get("estimate") is not None
 
 
 def read_policies(response: httpx.Response) -> PolicyCatalog:
@@ -180,7 +207,10 @@ def _dumps(document: Any) -> bytes:
 
 def _listed(value: Any) -> Any:
     """What orjson does not write itself, as a list: a masked array (masked entries null), an
-    array of strings, a numpy scalar."""
+    array of strings, a numpy scalar; and a model inside a mapping (an estimate document sent
+    back as it was returned), as its JSON document."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
     if hasattr(value, "tolist"):
         return value.tolist()
     raise TypeError(f"{type(value).__name__} is not JSON serializable")

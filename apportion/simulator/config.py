@@ -178,6 +178,10 @@ class SimConfig:
       `reference`), for traces with a contention table
     - snapshot_fields: fields added to every snapshot the policy is sent (e.g. Tiresias's
       `service_distribution`)
+    - throughput_noise, estimator: what the policy believes of throughputs in rounds mode
+      (`simulator.belief`): the truth (`oracle`), or the truth times a seeded lognormal error of
+      σ = throughput_noise (`noise_source` `gavel`: Gavel's measured ÷ oracle ratio per job
+      type instead), never updated (`none`) or learned from observed progress (`online`)
     """
 
     policy: str = "max_min_fairness"
@@ -199,6 +203,9 @@ class SimConfig:
     contention: Contention = Contention.CURRENT
     events: bool = False
     snapshot_fields: Mapping[str, Any] = field(default_factory=dict)
+    throughput_noise: float = 0.0
+    estimator: str = "oracle"
+    noise_source: str = "lognormal"
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
@@ -208,6 +215,7 @@ class SimConfig:
         if self.preemption_seconds < 0:
             raise ValueError("preemption_seconds must be ≥ 0")
         object.__setattr__(self, "mode", Mode(self.mode))
+        self._check_belief()
         self.overhead  # noqa: B018 (an unknown model is an error now, not in a worker)
         try:
             object.__setattr__(self, "contention", Contention(self.contention))
@@ -230,6 +238,19 @@ class SimConfig:
     def overhead(self) -> Overhead:
         """What each (re)start costs, for every enactment mode."""
         return Overhead.named(self.overhead_model, self.preemption_seconds)
+
+    def _check_belief(self) -> None:
+        if self.estimator not in ("oracle", "none", "online"):
+            raise ValueError(f"estimator: {self.estimator!r} is not one of oracle, none, online")
+        if not 0 <= self.throughput_noise < float("inf"):
+            raise ValueError("throughput_noise must be a number ≥ 0")
+        if self.noise_source not in ("lognormal", "gavel"):
+            raise ValueError(f"noise_source: {self.noise_source!r} is not lognormal or gavel")
+        if self.estimator != "oracle" and self.enactment != Mode.ROUNDS:
+            raise ValueError(
+                f"estimator: a belief apart from the truth is simulated in rounds mode only "
+                f"(policy {self.policy!r} is enacted in {self.enactment.value})"
+            )
 
     @property
     def enactment(self) -> Mode:
@@ -283,4 +304,12 @@ class SimConfig:
             "seed": self.seed,
             "contention": self.contention.value,
             "events": self.events,
-        }
+        } | (
+            {
+                "throughput_noise": self.throughput_noise,
+                "noise_source": self.noise_source,
+                "estimator": self.estimator,
+            }
+            if self.estimator != "oracle"
+            else {}
+        )

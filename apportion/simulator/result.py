@@ -74,6 +74,7 @@ def build_result(
     summary["wall_seconds"] = wall_seconds
     summary["simulator_seconds"] = wall_seconds - summary["policy_seconds"]
     summary["mechanism_seconds"] = calls.mechanism_seconds
+    summary.update(calls.notes)
     return SimulationResult(
         trace=table.trace.name,
         config=config.describe(),

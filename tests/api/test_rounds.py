@@ -164,13 +164,16 @@ def test_the_openapi_document_types_the_rounds_body() -> None:
     schema = post["requestBody"]["content"]["application/json"]["schema"]
     assert schema == {"$ref": "#/components/schemas/RoundsRequest"}
     request = spec["components"]["schemas"]["RoundsRequest"]
-    assert {"snapshot", "allocation", "policy", "received", "previous", "pairs"} <= set(
+    assert {"snapshot", "allocation", "policy", "received", "previous", "pairs", "estimate"} <= set(
         request["properties"]
     )
     assert "max_min_fairness" in str(request["properties"]["policy"])
     assert post["responses"]["200"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/RoundResult"
+        "$ref": "#/components/schemas/EstimatedRound"
     }
+    # The round's fields, and the updated estimate when the request gave one.
+    answer = spec["components"]["schemas"]["EstimatedRound"]["properties"]
+    assert {"assignments", "idle", "waiting", "allocation", "estimate"} <= set(answer)
     assert "application/problem+json" in post["responses"]["422"]["content"]
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from apportion.client import ApportionClient, Client, LocalClient, connect
+from apportion.estimation import EstimateDocument
+from apportion.estimation.rounds import EstimatedRound
 from apportion.mechanism.document import RoundResult
 from apportion.solver import InputError, SolveResult, parse_snapshot
 from apportion.solver.result import Comparison
@@ -80,6 +82,33 @@ def test_rounds_gives_the_same_round(both: tuple[Client, Client]) -> None:
     assert local.rounds(solved) == remote.rounds(solved)
 
 
+def test_estimate_gives_the_same_document_and_takes_it_back(
+    both: tuple[Client, Client],
+) -> None:
+    local, remote = both
+    jobs = [
+        {"id": "known", "job_type": "LM (batch size 20)"},
+        {"id": "new", "profiles": {"k80": 3.0}},
+    ]
+    here, there = local.estimate({"jobs": jobs}), remote.estimate({"jobs": jobs})
+    assert type(here) is type(there) is EstimateDocument
+    assert here == there
+    # The caller keeps the document and sends it back with what it saw: the service answers
+    # from the evidence it is given, as the library does.
+    seen = [{"job": "new", "gpu_type": "v100", "steps": 3600.0, "seconds": 360.0}]
+    later = remote.estimate({"estimate": there, "observations": seen})
+    assert later == local.estimate({"estimate": here, "observations": seen})
+    before, after = there.jobs["new"].throughput["v100"], later.jobs["new"].throughput["v100"]
+    assert after.sigma < before.sigma and after.mean == pytest.approx(10.0, rel=0.01)
+    assert later.observed[0].steps == 3600.0
+    # A round with an estimate: the same round and the same updated document both ways.
+    seen = [{"job": "job0", "gpu_type": "v100", "steps": 360.0, "seconds": 360.0}]
+    request = {**ROUNDS_REQUEST, "estimate": {"jobs": [{"id": "job0"}], "observations": seen}}
+    round_here, round_there = local.rounds(request), remote.rounds(request)
+    assert type(round_here) is type(round_there) is EstimatedRound
+    assert round_here == round_there and round_there.estimate is not None
+
+
 def test_policies_are_the_same_catalog(both: tuple[Client, Client]) -> None:
     local, remote = both
     assert local.policies() == remote.policies()
@@ -98,5 +127,10 @@ def test_bad_input_is_the_same_input_error(
         with pytest.raises(InputError) as caught:
             client.rounds({**ROUNDS_REQUEST, "received": {"nobody": {"v100": 1.0}}})
         located.append([e.loc for e in caught.value.errors])
+        with pytest.raises(InputError) as caught:
+            client.estimate({"jobs": [{"id": "j", "profiles": {"a100": 1.0}}]})
+        located.append([e.loc for e in caught.value.errors])
+    assert located[2] == located[5] == [("jobs", 0, "profiles", "a100")]
+    del located[2], located[4]
     assert located[0] == located[2] == [("snapshot", "jobs", 3, "throughput", "v100")]
     assert located[1] == located[3] == [("received", "nobody")]

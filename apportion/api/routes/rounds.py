@@ -15,7 +15,14 @@ from apportion.api import examples
 from apportion.api.dispatch import Typed, post
 from apportion.api.openapi import NOT_NULL, NULL, policy_names
 from apportion.api.worker import Done, Endpoint, Limited
-from apportion.mechanism.document import RoundResult, RoundsInput, parse_rounds, round_result
+from apportion.estimation.rounds import (
+    Estimated,
+    EstimatedRound,
+    RoundsWithEstimate,
+    parse_rounds_with_estimate,
+    round_with_estimate,
+)
+from apportion.mechanism.document import RoundsInput
 
 router = APIRouter(tags=["rounds"])
 
@@ -49,7 +56,7 @@ def rounds_request() -> tuple[type[BaseModel]]:
     """The body in the OpenAPI document: `RoundsInput` with `policy` naming a policy or alias."""
     model: type[BaseModel] = create_model(
         "RoundsRequest",
-        __base__=RoundsInput,
+        __base__=RoundsWithEstimate,
         __config__=ConfigDict(json_schema_extra={"oneOf": ALLOCATION_OR_POLICY}),
         __doc__="The next round for an `allocation`, or for the allocation `policy` computes "
         "(its options as POST /v1/solve documents them per policy).",
@@ -61,15 +68,17 @@ def rounds_request() -> tuple[type[BaseModel]]:
     return (model,)
 
 
-def _limited(request: RoundsInput) -> Limited:
+def _limited(given: RoundsInput | Estimated) -> Limited:
     # A round takes milliseconds to seconds: the service's default bound, then the policy's
     # limit when the request names one.
+    request = given.request if isinstance(given, Estimated) else given
     return None if request.policy is None else (request.policy, request.options)
 
 
-def _run(request: RoundsInput, options: dict[str, Any] | None) -> Done:
+def _run(given: RoundsInput | Estimated, options: dict[str, Any] | None) -> Done:
     started = time.perf_counter()
-    answer = round_result(request, options)
+    request = given.request if isinstance(given, Estimated) else given
+    answer = round_with_estimate(given, options)
     meta = {
         "policy": f"rounds:{answer.policy or 'allocation'}",
         "status": answer.status.value if answer.status is not None else "round",
@@ -79,15 +88,18 @@ def _run(request: RoundsInput, options: dict[str, Any] | None) -> Done:
     return answer, meta
 
 
-ROUNDS = Endpoint(parse_rounds, _limited, _run)
+ROUNDS = Endpoint(parse_rounds_with_estimate, _limited, _run)
 post(
     router,
     "/rounds",
     ROUNDS,
-    Typed(rounds_request, RoundResult, "the next round", examples.ROUNDS),
+    Typed(rounds_request, EstimatedRound, "the next round", examples.ROUNDS),
     name="next_round",
     summary="The next round: which jobs run, on which nodes and GPUs",
     description="The body is `{snapshot, allocation | policy + options, received, previous, "
-    "pairs}` (see the schema); the answer is the round (job → assignment, idle GPUs, waiting "
-    "jobs with reasons, the allocation used), or a problem (RFC 9457) naming every bad field.",
+    "pairs, estimate}` (see the schema); the answer is the round (job → assignment, idle GPUs, "
+    "waiting jobs with reasons, the allocation used), or a problem (RFC 9457) naming every bad "
+    "field. With `estimate` (POST /v1/estimate's body: the document kept and the progress "
+    "observed since), the round is computed on the estimated throughputs and the answer "
+    "carries the updated document.",
 )

@@ -30,6 +30,7 @@ class CallLog:
     status: list[str] = field(default_factory=list)
     termination: list[str] = field(default_factory=list)
     mechanism_seconds: float = 0.0  # in `mechanism.next_round` (rounds mode)
+    notes: dict[str, float] = field(default_factory=dict)  # for the summary (the belief's error)
 
     def add(self, now: float, jobs: int, answer: Reply) -> None:
         self.time.append(now)

@@ -25,6 +25,7 @@ import numpy as np
 from apportion.mechanism.arrays import Allocation, Cluster
 from apportion.mechanism.rounds import Plan, Planner
 from apportion.mechanism.types import PairShare
+from apportion.simulator.belief import belief_for
 from apportion.simulator.clients import Decider, Reply, Request
 from apportion.simulator.config import Contention, SimConfig
 from apportion.simulator.enact import gavel
@@ -68,6 +69,7 @@ class RoundsEnactor:
         contention = table.trace.contention
         persist = config.contention == Contention.REFERENCE
         self._slowdown = Slowdown(table, contention, persist) if contention is not None else None
+        self.belief = belief_for(table, config)
 
     def length(self, now: float) -> float:
         return now + self.config.round_seconds
@@ -143,6 +145,9 @@ class RoundsEnactor:
             self._pair_rates = {
                 (p["a"], p["b"]): p["throughput"] for p in document.get("job_pairs", [])
             }
+            if self.belief is not None:  # the policy is told the belief; jobs run at the truth
+                document = self.belief.view(document)
+                self.calls.notes.update(self.belief.summary())
             return document
 
         return Request(self.table, active, now, build)
@@ -218,6 +223,8 @@ class RoundsEnactor:
         table = self.table
         self.holdings.forget(step.finished)
         held = step.end - step.start
+        if self.belief is not None:
+            self.belief.observe(step, running, self._partner)
         for j, other in self._partner.items():
             me = table.ids[j]
             if me < other:  # each pair once
