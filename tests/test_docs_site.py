@@ -4,10 +4,14 @@ no web fonts, no stylesheet, script or image from a CDN."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -98,3 +102,47 @@ def test_scripts_load_nothing_from_another_host_on_these_pages(site: Path) -> No
         assert 'class="mermaid"' not in text, page
         sources = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="([^"]+)"', text)
         assert not [s for s in sources if s.startswith(("http:", "https:", "//"))], page
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # a test's server logs nothing
+        return
+
+
+@pytest.fixture(scope="module")
+def served(site: Path) -> Iterator[str]:
+    """The built site over HTTP on 127.0.0.1 (a browser times what it fetches over HTTP)."""
+    handler = functools.partial(_Quiet, directory=str(site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", ["index.html", "authors/index.html", "researchers/gavel.html"])
+def test_a_page_is_styled_and_loads_only_the_sites_own_files(
+    served: str, page: str, tmp_path: Path
+) -> None:
+    """In Chromium, with every other host unreachable: the page has the theme's navigation and
+    styles, and every resource it loaded (stylesheets, scripts, fonts, images, fetches) came
+    from the site itself."""
+    from tests.browser import Unavailable, chromium, tab_on
+
+    try:
+        browser = chromium()
+    except Unavailable as exc:
+        pytest.skip(str(exc))
+    offline = ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+    with tab_on(browser, f"{served}/{page}", tmp_path, offline) as tab:
+        loaded = tab.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+        sheets = tab.evaluate("document.styleSheets.length")
+        links = tab.evaluate("document.querySelectorAll('nav.md-nav a').length")
+        header = tab.evaluate("getComputedStyle(document.querySelector('header')).position")
+    assert loaded and all(url.startswith(served + "/") for url in loaded), loaded
+    assert any(url.endswith(".css") for url in loaded) and any(u.endswith(".js") for u in loaded)
+    assert sheets >= 2 and links >= 20 and header == "sticky"
