@@ -170,3 +170,12 @@ def test_the_philly_example_shows_what_its_text_says(scratch: Path) -> None:
     assert done.returncode == 0, done.stderr
     jct = {row["policy"]: row["jct_mean"] for row in json.loads(done.stdout)}
     assert jct["2d_las"] < 0.5 * jct["yarn_cs"], jct
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    """CI's script ends with the README's command for the whole suite, so what a newcomer runs
+    is what CI runs (the extras it installs included: the docs site's test needs MkDocs)."""
+    (command,) = [s.code for s in ALL if s.page == "README.md" and "-m pytest" in s.code]
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert script[-1] == command
+    assert "'.[test,docs]'" in command
