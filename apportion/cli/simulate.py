@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -66,7 +67,41 @@ def simulate_command(args: argparse.Namespace) -> int:
     if args.summary is not None:
         write_text(args.summary, document, "--summary")
     _print(rows, args, document)
+    note = _idle_note(rows, runs[0])
+    if note:
+        print(note, file=sys.stderr)
     return 0
+
+
+#: Below this average utilization in every run, the summary says the cluster dwarfs the trace.
+IDLE_UTILIZATION = 0.05
+#: The utilization the suggested smaller cluster would have.
+SUGGESTED_UTILIZATION = 0.5
+
+
+def _idle_note(rows: list[dict[str, Any]], run: RunSpec) -> str:
+    """A note when every run left the cluster nearly idle (the trace's jobs ask for a sliver
+    of its GPUs, so the policies have little to decide), with a cluster about half as busy."""
+    used = [row.get("utilization") for row in rows]
+    if not all(isinstance(u, float) and 0 < u < IDLE_UTILIZATION for u in used):
+        return ""
+    trace = run.trace.load_trace()
+    busiest = max(u for u in used if isinstance(u, float))
+    counts = trace.cluster.gpu_counts
+    node = max(n.gpus for n in trace.cluster.nodes)
+    gang = max(job.scale_factor for job in trace.jobs)
+    smaller = {
+        name: max(math.ceil(count * busiest / SUGGESTED_UTILIZATION / node), 1, -(-gang // node))
+        * node
+        for name, count in counts.items()
+    }
+    cluster = ",".join(f"{name}={gpus}" for name, gpus in smaller.items())
+    return (
+        f"note: the cluster was {100 * busiest:.1f} % used: its {sum(counts.values())} GPUs are "
+        f"far more than the trace's {len(trace.jobs)} jobs ask for, so every policy runs nearly "
+        f"every job at once and they differ little; a smaller cluster, e.g. --cluster {cluster} "
+        "(about half used), or a denser trace (--load, --jobs) sets them apart"
+    )
 
 
 def _runs(args: argparse.Namespace) -> list[RunSpec]:
@@ -115,7 +150,8 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
 def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
     """The policies named, each known (one error lists every unknown name)."""
     from apportion.simulator.policies import check_policy, policy_names
-    from apportion.solver.registry import GAVEL_MISSING, unknown_policy
+    from apportion.solver.errors import did_you_mean
+    from apportion.solver.registry import GAVEL_MISSING, NAMES, unknown_policy
 
     names = tuple(_listed(text, str, "--policy"))
     unknown = []
@@ -129,7 +165,10 @@ def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
         raise ValueError("; ".join(c for c in clashes if c))
     if unknown:
         missing = [unknown_policy(n) for n in unknown if n.lower() in GAVEL_MISSING]
-        other = [repr(n) for n in unknown if n.lower() not in GAVEL_MISSING]
+        known = [*policy_names(), *NAMES]
+        other = [
+            repr(n) + did_you_mean(n, known) for n in unknown if n.lower() not in GAVEL_MISSING
+        ]
         if other:
             missing.append(
                 f"unknown policy {', '.join(other)}; choose one of {', '.join(policy_names())} "
@@ -210,9 +249,34 @@ def _source(args: argparse.Namespace) -> None:
 
 
 def _throughputs(path: Path | None) -> str | None:
-    if path is not None and not path.is_file():
+    if path is None:
+        return None
+    if not path.is_file():
         raise ValueError(f"--throughputs {path}: no such file")
-    return None if path is None else str(path)
+    if _own_table(path):
+        raise ValueError(
+            f"--throughputs {path}: this table is in apportion's own format (gpu_types, "
+            "job_types), the bundled default: leave --throughputs out to use it; --throughputs "
+            'takes Gavel\'s format, {worker type: {"(\'model\', scale factor)": {"null": steps/s, '
+            "...}}}, e.g. apportion/refdata/source/gavel_throughputs_sample.json"
+        )
+    return str(path)
+
+
+#: A throughputs file larger than this is not read twice (Gavel's own table is about 1.2 MB).
+PEEK_BYTES = 64 * 2**20
+
+
+def _own_table(path: Path) -> bool:
+    """Whether `path` holds a table in the project's compact format (`GavelTable.to_compact`),
+    which a newcomer may take for Gavel's: its top-level keys are `gpu_types` and `job_types`."""
+    try:
+        if path.stat().st_size > PEEK_BYTES:
+            return False
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False  # the reader says what is wrong with it
+    return isinstance(document, dict) and {"gpu_types", "job_types"} <= document.keys()
 
 
 def _service_distribution(source: str | None) -> dict[str, Any]:
