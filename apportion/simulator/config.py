@@ -156,7 +156,7 @@ class SimConfig:
     - round_rule, round_order: how a round serves the allocation (`mechanism.priority`): by
       default the deficit rule through Gavel's per-type queues, which on Gavel's physical trace
       and on Poisson traces of its job mix gave the lowest average JCT of the four combinations
-      (README, "Round defaults")
+      (docs, researchers/simulator.md, "Round defaults")
     - resolve: when to call the policy again (None: the policy's default, see `resolve_for`)
     - preemption_seconds: seconds of work lost by a job each time it (re)starts on GPUs other
       than the ones it held in the previous round or lease (checkpoint and restore); nothing
