@@ -56,6 +56,8 @@ def run_tiresias(
         orders,
         _column([job.started_at for job in jobs], np.nan),
         _column([job.arrival_time for job in jobs], np.nan),
+        inst.running,
+        np.where(promoted, np.nan, _column([job.queue_order for job in jobs], np.nan)),
     )
     queues = Queues(queue, promoted, attained, ranks(queue, order), reported)
     start = greedy(inst, order, options.max_preemptions)
