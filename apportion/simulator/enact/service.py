@@ -79,6 +79,9 @@ class ServiceClock:
                 self.base[j] = self.table.gpu_seconds[j]
                 self.waited[j] = 0.0
                 self.ran[j] = False
+                self.queue[j] = 0  # joins the top queue's back, as the answer placed it
+                self.place[j] = len(self.place) + self.joined
+                self.joined += 1
 
     def snapshot(
         self,
