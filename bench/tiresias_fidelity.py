@@ -185,7 +185,7 @@ def main() -> None:
     for r in rows:
         print(
             f"{r['policy']:<11}{r['load']:>5g}{r['ours_h']:>9.3f}{r['theirs_h']:>10.3f}"
-            f"{r['ours/theirs']:>8.3f}{r['ours_preempt']:>10}{r['theirs_preempt']:>12}"
+            f"{r['ours/theirs']:>8.4f}{r['ours_preempt']:>10}{r['theirs_preempt']:>12}"
             f"  {r['reference']}"
         )
 
