@@ -37,19 +37,19 @@ def test_preemption_and_restore_cost() -> None:
     assert rows["finish"]["a"] == pytest.approx(1362.0)
 
 
-@pytest.mark.parametrize(("knob", "resumes"), [(None, 250.0), (0.5, 225.0)])
+@pytest.mark.parametrize(("knob", "resumes"), [(None, 450.0), (0.5, 375.0)])
 def test_promote_knob_brings_a_starved_job_back(knob: float | None, resumes: float) -> None:
-    """As above without a preemption cost (b gives the GPU back to a, started first, when it
-    falls to a's queue at 250). a waits from 150 after 150 s of running; with
-    PROMOTEKNOB 0.5 it is promoted once it has waited 75 s (at 225), back on top and first
-    started, so it preempts b; without, it resumes when b falls to its queue at 250."""
-    jobs = [job("a", 1000.0, speed=SPEED), job("b", 300.0, arrival=150.0, speed=SPEED)]
-    options = {"thresholds": [100.0], "promote_knob": knob}
+    """Queue limits 100 and 200 GPU-seconds, no preemption cost: a runs 0–250 (in the third
+    queue from 200); b arrives at 250 and preempts it, and falls to the second queue at 350 and
+    to a's at 450, behind a, which then resumes. With PROMOTEKNOB 0.5, a (250 s run) is
+    promoted once it has waited 125 s, at 375: alone in the top queue, it preempts b there."""
+    jobs = [job("a", 1000.0, speed=SPEED), job("b", 300.0, arrival=250.0, speed=SPEED)]
+    options = {"thresholds": [100.0, 200.0], "promote_knob": knob}
     config = SimConfig(policy="tiresias_las", options=options, job_series=True)
     result = simulate(trace(jobs, {"gpu": 1}), config)
     series = result.job_series
     a = series[series["job"] == "a"]
-    assert a[a["start"] >= 150.0]["start"].min() == pytest.approx(resumes)
+    assert a[a["start"] >= 250.0]["start"].min() == pytest.approx(resumes)
 
 
 def test_a_skewed_spread_job_runs_slower_and_the_policy_waits_for_a_whole_node() -> None:

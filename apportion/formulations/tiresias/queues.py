@@ -5,8 +5,14 @@ K queues split at limits θ_1 < … < θ_{K−1} in GPU-seconds: a job with atta
 W_J t_J is in queue i (0-based) when θ_i ≤ a_J < θ_{i+1} (θ_0 = 0, θ_K = ∞). A waiting job below
 the top queue that has run (a_J > 0) and has waited δ_J ≥ PROMOTEKNOB × t_J goes back to the top
 queue with a_J and δ_J reset (t_J = a_J / W_J): the answer says `promoted`, and the caller resets
-its counts. Inside a queue 2D-LAS serves by first start (jobs that never ran after, by arrival),
-2D-Gittins by index, highest first, then by first start.
+its counts. Inside a queue 2D-Gittins serves by index, highest first; jobs of equal priority
+(every job of a 2D-LAS queue) in the queue's order, as Tiresias's simulator keeps it: a job
+joins the back of its queue on arrival, demotion or promotion, and after each decision the
+jobs that run move ahead of those that wait, each group keeping its order (so a running job is
+not stopped for an equal that waits, and a job just stopped goes first among those waiting).
+The caller keeps that order (`queue_order`); a job promoted by this answer joins the back of
+the top queue. Without it, running jobs come first, then jobs by first start (jobs that never
+ran after), then by arrival.
 """
 
 from __future__ import annotations
@@ -54,14 +60,23 @@ def promote(
 
 
 def serving_order(
-    queue: IntArray, priority: FloatArray, started: FloatArray, arrival: FloatArray
+    queue: IntArray,
+    priority: FloatArray,
+    started: FloatArray,
+    arrival: FloatArray,
+    running: BoolArray | None = None,
+    placed: FloatArray | None = None,
 ) -> IntArray:
-    """Job indices in serving order: queue, then priority (higher first), then first start
+    """Job indices in serving order: queue, then priority (higher first), then the queue's
+    order (`placed`, missing last), then running jobs before waiting ones, then first start
     (never started last), then arrival, then snapshot order."""
+    n = queue.size
     start = np.where(np.isnan(started), np.inf, started)
     come = np.where(np.isnan(arrival), np.inf, arrival)
-    index = np.arange(queue.size)
-    return np.lexsort((index, come, start, -priority, queue)).astype(np.int64)
+    waits = np.zeros(n) if running is None else (~running).astype(float)
+    place = np.zeros(n) if placed is None else np.where(np.isnan(placed), np.inf, placed)
+    index = np.arange(n)
+    return np.lexsort((index, come, start, waits, place, -priority, queue)).astype(np.int64)
 
 
 def ranks(queue: IntArray, order: IntArray) -> IntArray:

@@ -22,7 +22,7 @@ from apportion.formulations.tiresias.queues import (
 )
 from apportion.formulations.tiresias.report import Report, outcome_from
 from apportion.solver.arrays import ClusterArrays
-from apportion.solver.arraytypes import FloatArray, IntArray
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.context import SolveContext
 from apportion.solver.policy import Outcome
 from apportion.solver.snapshot import Snapshot
@@ -51,12 +51,7 @@ def run_tiresias(
     attained = np.where(promoted, 0.0, attained)
     pending = np.where(promoted, 0.0, pending)
     orders, reported = priority(attained, queue)
-    order = serving_order(
-        queue,
-        orders,
-        _column([job.started_at for job in jobs], np.nan),
-        _column([job.arrival_time for job in jobs], np.nan),
-    )
+    order = _serving(snapshot, inst, queue, orders, promoted)
     queues = Queues(queue, promoted, attained, ranks(queue, order), reported)
     start = greedy(inst, order, options.max_preemptions)
     if options.admission == "exact":
@@ -106,6 +101,21 @@ def _greedy(inst: Instance, start: Decision) -> Solved:
     (then no decision does better on any level), else a heuristic's feasible answer."""
     every = bool(start.runs[inst.schedulable].all())
     return Solved(start, Status.OPTIMAL if every else Status.FEASIBLE, levels=["greedy"])
+
+
+def _serving(
+    snapshot: Snapshot, inst: Instance, queue: IntArray, orders: FloatArray, promoted: BoolArray
+) -> IntArray:
+    """The serving order; a job promoted by this answer joins the top queue's back."""
+    jobs = snapshot.jobs
+    return serving_order(
+        queue,
+        orders,
+        _column([job.started_at for job in jobs], np.nan),
+        _column([job.arrival_time for job in jobs], np.nan),
+        inst.running,
+        np.where(promoted, np.nan, _column([job.queue_order for job in jobs], np.nan)),
+    )
 
 
 def _column(values: list[float | None], missing: float) -> FloatArray:

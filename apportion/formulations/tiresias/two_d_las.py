@@ -2,11 +2,13 @@
 service alone, no knowledge of job sizes.
 
 A job's attained service a_J = W_J t_J (GPUs × seconds run) puts it in one of K queues split at
-the `thresholds`; its priority is R_J = −a_J (Pseudocode 1), and a queue is served by first
-start (FIFO on start time, which avoids needless preemptions among equals). Starved jobs go
-back to the top queue (`promote_knob`). Who runs is then decided exactly (`admission`: the most
-jobs of each queue in turn, then the fewest preemption-seconds, then priority; a MILP) or by
-Tiresias's greedy rule, and placed with consolidation only where it pays (`placement`).
+the `thresholds`; its priority is R_J = −a_J (Pseudocode 1), and a queue is served in its
+order as Tiresias's simulator keeps it (`queue_order`: newcomers at the back, the jobs that run
+ahead of those that wait, so no job is stopped for an equal; without it, running jobs first,
+then by first start). Starved jobs go back to the top queue (`promote_knob`). Who runs is
+then decided exactly (`admission`: the most jobs of each queue in turn, then the fewest
+preemption-seconds, then priority; a MILP) or by Tiresias's greedy rule, and placed with
+consolidation only where it pays (`placement`).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ def run(
 
 POLICY = Policy(
     name="tiresias_las",
-    summary="Tiresias's discretized 2D-LAS: K queues by attained GPU-seconds, FIFO by start "
-    "within a queue, exact gang admission, consolidation only for skewed models.",
+    summary="Tiresias's discretized 2D-LAS: K queues by attained GPU-seconds, running jobs "
+    "ahead within a queue, exact gang admission, consolidation only for skewed models.",
     options=TiresiasOptions,
     run=run,
     problem_class="MILP",

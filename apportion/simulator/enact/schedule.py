@@ -30,12 +30,13 @@ from apportion.solver.arraytypes import IntArray
 class ScheduleEnactor(NodeEnactor):
     def __init__(self, table: JobStates, decider: Decider, config: SimConfig) -> None:
         super().__init__(table, decider, config)
-        self.clock = ServiceClock(table)
+        self.clock = ServiceClock(table, config.options)
 
     def decide(self, now: float, solve: bool) -> Running:
         table = self.table
         if solve and table.n_active:
             active = table.active()
+            self.clock.arrange(active)
             held = dict(self.placements)
             extra = self.config.snapshot_fields
             request = Request(
@@ -46,6 +47,7 @@ class ScheduleEnactor(NodeEnactor):
             if answer.usable:
                 self.placements = self._enacted(answer, active)
                 self.clock.promote(answer)
+            self.clock.settle(active, np.fromiter(self.placements, np.int64))
         types = {j: self._node_type[next(iter(p))] for j, p in self.placements.items()}
         self.holdings.enact(now, self.placements, types)
         return running_from(table, self.placements, types)

@@ -7,6 +7,12 @@ arrival, or when an answer promoted it); its waiting time counts the seconds it 
 first ran after that (Tiresias's simulator counts δ_J the same way: a job that never ran is not
 starving). An answer's `promoted` jobs start both counts again. Tensor sizes come from the job's
 model (`refdata.tiresias`), as Tiresias's profiler would measure them.
+
+Each job's place in its queue (`queue_order`) is kept as Tiresias's simulator keeps its queue
+lists: a job joins the back of its queue when it arrives or enters another queue (a demotion
+past a queue limit, or a promotion back to the top), and after each decision the jobs that run
+move ahead of those that wait, each group keeping its order. Queues are counted with the
+policy's `thresholds` (the paper's when the options give none).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from apportion.formulations.tiresias.options import PAPER_THRESHOLDS
+from apportion.formulations.tiresias.queues import queue_of
 from apportion.simulator.clients import Reply
 from apportion.simulator.snapshots import cluster_part
 from apportion.simulator.state import JobStates, Running, Step
@@ -23,11 +31,15 @@ from apportion.solver.arraytypes import IntArray
 
 
 class ServiceClock:
-    def __init__(self, table: JobStates) -> None:
+    def __init__(self, table: JobStates, options: Mapping[str, Any]) -> None:
         from apportion.refdata.tiresias import tensor_sizes
 
         n = len(table.ids)
         self.table = table
+        self.limits = np.asarray(options.get("thresholds", PAPER_THRESHOLDS), dtype=float)
+        self.place = np.full(n, np.nan)  # place in its queue, NaN before it joins one
+        self.queue = np.full(n, -1, dtype=np.int64)  # the queue it holds its place in
+        self.joined = 0  # jobs that have joined a queue's back
         self.base = np.zeros(n)  # GPU-seconds held when the job last entered the top queue
         self.waited = np.zeros(n)
         self.ran = np.zeros(n, dtype=bool)  # has run since it last entered the top queue
@@ -44,6 +56,21 @@ class ServiceClock:
         self.waited[idle] += step.end - step.start
         self.ran[running.jobs] = True
 
+    def arrange(self, jobs: IntArray) -> None:
+        """Before a decision: jobs new to their queue join its back, in snapshot order."""
+        queue = queue_of(self.attained(jobs), self.limits)
+        new = jobs[np.isnan(self.place[jobs]) | (queue != self.queue[jobs])]
+        # Places left by `settle` are below the job count; the back is beyond every one.
+        self.place[new] = len(self.place) + self.joined + np.arange(new.size)
+        self.joined += new.size
+        self.queue[jobs] = queue
+
+    def settle(self, jobs: IntArray, running: IntArray) -> None:
+        """After a decision: in each queue, the jobs that run ahead of those that wait."""
+        waits = ~np.isin(jobs, running)
+        order = np.lexsort((self.place[jobs], waits, self.queue[jobs]))
+        self.place[jobs[order]] = np.arange(order.size, dtype=float)
+
     def promote(self, answer: Reply) -> None:
         index = self.table.index
         for job_id, metrics in answer.metrics.items():
@@ -52,6 +79,9 @@ class ServiceClock:
                 self.base[j] = self.table.gpu_seconds[j]
                 self.waited[j] = 0.0
                 self.ran[j] = False
+                self.queue[j] = 0  # joins the top queue's back, as the answer placed it
+                self.place[j] = len(self.place) + self.joined
+                self.joined += 1
 
     def snapshot(
         self,
@@ -76,6 +106,8 @@ class ServiceClock:
             }
             if not np.isnan(table.first_start[j]):
                 entry["started_at"] = float(table.first_start[j])
+            if not np.isnan(self.place[j]):
+                entry["queue_order"] = float(self.place[j])
             if j in placements:
                 entry["placement"] = dict(placements[j])
             if job.workload_class is not None:

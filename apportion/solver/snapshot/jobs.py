@@ -105,7 +105,8 @@ class Job(Strict):
     consolidate: Flag = Field(
         default=False, description="Place on the fewest nodes its allowed shapes permit."
     )
-    # Tiresias's part (`snapshot.service`): attained service, waiting, first start, skew.
+    # Tiresias's part (`snapshot.service`): attained service, waiting, first start, queue
+    # order, skew.
     attained_service: NonNegative | None = Field(
         default=None,
         description="Service the job has attained, by which least-attained-service priorities "
@@ -123,6 +124,14 @@ class Job(Strict):
         default=None,
         description="When the job first ran (the clock of `now`); 2D-LAS serves a queue in "
         "this order. Missing: it never ran.",
+    )
+    queue_order: NonNegative | None = Field(
+        default=None,
+        description="The job's place in its queue as the scheduler keeps it, lowest first "
+        "(Tiresias's simulator: a job joins the back of its queue on arrival, demotion or "
+        "promotion, and after each decision the jobs that run move ahead of those that wait); "
+        "the Tiresias policies serve jobs of equal priority in this order. Missing: behind "
+        "every job that has one.",
     )
     tensor_sizes: list[Positive] | None = Field(
         default=None,

@@ -6,7 +6,8 @@ keeps the count, as a scheduler does, and resets it when an answer says `promote
 distribution of past jobs' GPU-times (samples, or a histogram of point masses) is what the
 2D-Gittins index needs; 2D-LAS needs none. Tensor sizes tell how skewed a model is (its largest
 tensor's share), the consolidation sensitivity Tiresias's profiler measures. The job fields
-(`attained_service`, `pending_seconds`, `started_at`, `tensor_sizes`) are declared on `Job`.
+(`attained_service`, `pending_seconds`, `started_at`, `queue_order`, `tensor_sizes`) are
+declared on `Job`.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ arithmetic where the data allow.
 
 - Queues: a job with attained service a is in queue i when θ_i ≤ a < θ_{i+1}; a waiting job
   below the top that has run and waited δ ≥ knob · a / g is promoted (a reset to 0).
-- Order within a queue: 2D-LAS by first start (never started after), then arrival, then the
-  snapshot's order; 2D-Gittins by the index G(a, Δ), highest first, then as 2D-LAS.
+- Order within a queue: 2D-Gittins by the index G(a, Δ), highest first; then (every 2D-LAS
+  job) by the caller's `queue_order` (missing, or promoted by this answer: last), then running
+  jobs before waiting ones, then first start (never started after), then arrival, then the
+  snapshot's order.
 - A decision keeps or stops each running job (never moves it) and leaves each waiting job
   waiting or places its whole gang on nodes of one type it has throughput on; a consolidated
   gang (≥ 2 GPUs, `consolidate` or largest tensor > pack_limit of the model) on at most the
@@ -115,15 +117,34 @@ def index_of(snap: Snap, options: dict[str, Any], queue: list[int], a: list[floa
     return out
 
 
-def ranks(snap: Snap, queue: list[int], index: list[Any] | None) -> list[int]:
+def ranks(
+    snap: Snap, options: dict[str, Any], queue: list[int], index: list[Any] | None
+) -> list[int]:
     """Each job's place in its queue among the jobs that can run (−1 for the others)."""
     jobs = snap["jobs"]
+    limits = options.get("thresholds", [3200.0])
+    # A job whose queue is not the one its attained service names was promoted: it joins the
+    # top queue's back, whatever place it held below.
+    moved = [
+        queue[i] != sum(1 for x in limits if j.get("attained_service", 0.0) >= x)
+        for i, j in enumerate(jobs)
+    ]
 
     def key(i: int) -> tuple[Any, ...]:
-        started = jobs[i].get("started_at")
-        arrival = jobs[i].get("arrival_time")
+        job = jobs[i]
+        place = job.get("queue_order")
+        place = INF if place is None or moved[i] else place
+        started, arrival = job.get("started_at"), job.get("arrival_time")
         first = (-index[i],) if index is not None else ()
-        return (*first, INF if started is None else started, INF if arrival is None else arrival, i)
+        waits = "placement" not in job
+        return (
+            *first,
+            place,
+            waits,
+            INF if started is None else started,
+            INF if arrival is None else arrival,
+            i,
+        )
 
     rank = [-1] * len(jobs)
     for q in set(queue):
@@ -195,7 +216,7 @@ def best_admission(snap: Snap, options: dict[str, Any], gittins_policy: bool) ->
     """The best score over every decision the rules allow (§10b)."""
     queue, attained = queues_of(snap, options)
     index = index_of(snap, options, queue, attained) if gittins_policy else None
-    rank = ranks(snap, queue, index)
+    rank = ranks(snap, options, queue, index)
     cap = options.get("max_preemptions")
     pack_limit = options.get("pack_limit", 0.5)
     top: tuple[Any, ...] | None = None
@@ -217,4 +238,4 @@ def answer_score(
     """The score of a decision given by who runs."""
     queue, attained = queues_of(snap, options)
     index = index_of(snap, options, queue, attained) if gittins_policy else None
-    return score(snap, options, runs, queue, ranks(snap, queue, index))
+    return score(snap, options, runs, queue, ranks(snap, options, queue, index))

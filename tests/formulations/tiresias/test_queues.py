@@ -60,6 +60,23 @@ def test_las_serves_a_queue_by_first_start(admission: str) -> None:
     assert got["b"]["priority"] == -90.0  # R_J = −W_J t_J
 
 
+@pytest.mark.parametrize("admission", ["exact", "greedy"])
+def test_las_keeps_a_running_job_ahead_of_one_that_started_first(admission: str) -> None:
+    """One GPU: `late` runs, `early` started first but waits. Without `queue_order` the
+    running job comes first; with it, the caller's order decides (lowest first, a job without
+    one last)."""
+    running = job("late", started_at=40.0, attained_service=50.0, placement={"n0": 1})
+    waiting = job("early", started_at=10.0, attained_service=50.0)
+    snapshot = {"nodes": [node(0, gpus=1)], "now": 100.0, "jobs": [waiting, running]}
+    options = {"admission": admission}
+    got = metrics(solve(snapshot, policy="tiresias_las", options=options))
+    assert (got["late"]["state"], got["early"]["state"]) == ("running", "waiting")
+    assert (got["late"]["rank"], got["early"]["rank"]) == (1, 2)
+    ordered = {**snapshot, "jobs": [{**waiting, "queue_order": 0.0}, running]}
+    got = metrics(solve(ordered, policy="tiresias_las", options=options))
+    assert (got["early"]["state"], got["late"]["state"]) == ("started", "preempted")
+
+
 def test_a_higher_queue_preempts_a_lower_one_and_says_so() -> None:
     snapshot = {
         "nodes": [node(0)],

@@ -86,6 +86,7 @@ def _job(draw: st.DrawFn, i: int, types: list[str], traffic: bool, role: str) ->
         ("tensor_sizes", TENSORS),
         ("overhead_seconds", [1.1, 1.25, None, 2.9, 62.0]),
         ("pending_seconds", [None, 0.0, 500.0]),
+        ("queue_order", [None, None, 0.0, 1.0, 1.0, 4.0]),
     ]
     for key, values in drawn:
         value = draw(st.sampled_from(values))
