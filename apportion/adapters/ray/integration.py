@@ -45,7 +45,7 @@ from apportion.adapters.framework.integration import (
 )
 from apportion.adapters.framework.table import check_columns
 from apportion.adapters.framework.view import Job, Managed
-from apportion.adapters.ray.inflight import InFlight
+from apportion.adapters.ray.inflight import Ended, InFlight
 from apportion.adapters.ray.managed import RayState, build_managed
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
 from apportion.adapters.ray.raycluster import (
@@ -173,12 +173,18 @@ class RayIntegration:
             name, placement, run = self._launch.pop(call.job)
             launch = partial(self.cluster.launch, name, placement, run)
             self.calls.submit(call.job, call.command, launch)
-        launched = {c.job: c for c in self.calls.finish()}
+        launched = {c.job: c.error for c in self.calls.finish()}
+        self._launch.clear()
+        return self._record(ended, launched)
+
+    def _record(self, ended: list[Ended], launched: Mapping[str, str | None]) -> tuple[str, ...]:
+        """What the round's commands did, in the queue (one transaction); the refused ones,
+        logged."""
         refused = []
         with self.queue.batch():
             for call in ended:
                 verb, job_id, *rest = call.command
-                error = call.error or (launched[job_id].error if job_id in launched else None)
+                error = call.error or (launched.get(job_id) if verb == "start" else None)
                 if error is not None:
                     shown = self.show(call.command)
                     self.log.error("command_failed", job=job_id, command=shown, error=error)
@@ -189,7 +195,6 @@ class RayIntegration:
                     self.queue.started(job_id, rest[0], _placement(rest[1]))
                 else:
                     self.queue.requeued(job_id)
-        self._launch.clear()
         return tuple(refused)
 
     def show(self, command: Command) -> str:

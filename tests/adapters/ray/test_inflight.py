@@ -11,8 +11,12 @@ from apportion.adapters.ray.inflight import InFlight
 def test_calls_of_different_jobs_run_at_once() -> None:
     calls = InFlight(workers=4)
     together = threading.Barrier(4, timeout=10.0)  # passes only if four calls run at once
+
+    def meet() -> None:
+        together.wait()
+
     for job in "abcd":
-        calls.submit(job, ("start", job), lambda: None if together.wait() >= 0 else None)
+        calls.submit(job, ("start", job), meet)
     ended = calls.finish()
     assert [(e.job, e.error) for e in ended] == [(j, None) for j in "abcd"]
     assert len(calls) == 0
