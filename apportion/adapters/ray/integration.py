@@ -15,7 +15,8 @@ How a round is enacted:
 `enact` checks a command and sends it off: the Ray calls of a round are made at once
 (`inflight`), a job's in order, and `finish` (which `RayController` calls at the end of each
 round) waits for them, records what they did in the queue in one transaction and names the
-refused ones. Stopping jobs are all sent their checkpoint signal at once.
+refused ones. Stopping jobs are all sent their checkpoint signal at once; the groups a read
+settles are removed at once too.
 
 Each read (`read`) first settles what happened since the last one, unless `settle` is off (a
 dry run changes nothing): a job whose entrypoint exited is recorded done or failed and its
@@ -274,39 +275,51 @@ class RayIntegration:
     ) -> dict[str, str]:
         """Bring the queue and Ray in line (see the module's docstring); jobs whose group
         could not be removed, with the reason (left alone this round)."""
-        held_back: dict[str, str] = {}
         for group in extra:  # never two starts of a job at once: the older one goes
-            try:
-                self.cluster.stop(group.name)
-                self.log.warning("removed", group=group.name, reason="an older start of its job")
-            except RayError as exc:
-                self.log.error("not_removed", group=group.name, error=str(exc))
-        for job_id, group in ours.items():
-            row = rows.get(job_id)
-            code = exits.get(group.name)
-            try:
-                if row is None or not row.active:
-                    self.cluster.stop(group.name)
-                    self.log.info("removed", job=job_id, reason=f"the job is {_state(row)}")
-                elif isinstance(code, int):
-                    self.queue.ended(job_id, code)
-                    self.cluster.remove(group.name)
-                    self.log.info("ended", job=job_id, exit_code=code)
-                elif code == GONE:
-                    self.cluster.remove(group.name)
-                    self.queue.requeued(job_id)
-                    self.log.warning("requeued", job=job_id, reason="its actor is gone")
-                elif _start(group.name) > row.starts:  # started, then the adapter killed
-                    self.queue.adopt(
-                        job_id, _start(group.name), group.gpu_type or "", group.placement
-                    )
-                    self.log.warning("adopted", job=job_id, group=group.name)
-            except RayError as exc:
-                held_back[job_id] = f"its placement group could not be removed: {exc}"
+            self.calls.submit(
+                group.name, ("older", group.name), partial(self.cluster.stop, group.name)
+            )
+        for job_id, group in ours.items():  # the removals at once (stops: their grace together)
+            row, code = rows.get(job_id), exits.get(group.name)
+            if row is None or not row.active:
+                why = ("stopped", job_id, f"the job is {_state(row)}")
+                self.calls.submit(job_id, why, partial(self.cluster.stop, group.name))
+            elif isinstance(code, int):
+                self.queue.ended(job_id, code)
+                ended = ("ended", job_id, str(code))
+                self.calls.submit(job_id, ended, partial(self.cluster.remove, group.name))
+            elif code == GONE:
+                self.calls.submit(
+                    job_id, ("gone", job_id), partial(self.cluster.remove, group.name)
+                )
+            elif _start(group.name) > row.starts:  # started, then the adapter killed
+                self.queue.adopt(job_id, _start(group.name), group.gpu_type or "", group.placement)
+                self.log.warning("adopted", job=job_id, group=group.name)
+        held_back = self._removed(self.calls.finish())
         for job_id, row in rows.items():
             if row.state == "running" and job_id not in ours:
                 self.queue.requeued(job_id)
                 self.log.warning("requeued", job=job_id, reason="Ray holds no group for it")
+        return held_back
+
+    def _removed(self, calls: Iterable[Ended]) -> dict[str, str]:
+        """Log the settling's removals; jobs whose group could not be removed, with why."""
+        held_back: dict[str, str] = {}
+        for call in calls:
+            what, key, *detail = call.command
+            if call.error is not None and what == "older":
+                self.log.error("not_removed", group=key, error=call.error)
+            elif call.error is not None:
+                held_back[key] = f"its placement group could not be removed: {call.error}"
+            elif what == "older":
+                self.log.warning("removed", group=key, reason="an older start of its job")
+            elif what == "stopped":
+                self.log.info("removed", job=key, reason=detail[0])
+            elif what == "ended":
+                self.log.info("ended", job=key, exit_code=int(detail[0]))
+            else:
+                self.queue.requeued(key)
+                self.log.warning("requeued", job=key, reason="its actor is gone")
         return held_back
 
 
