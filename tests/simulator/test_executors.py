@@ -4,10 +4,12 @@ line naming the extra to install."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -61,6 +63,25 @@ def test_a_failed_run_on_ray_raises_its_own_error(on_ray: RayExecutor) -> None:
     broken = replace(run, config=replace(run.config, policy="no_such_policy"))
     with pytest.raises(RunFailed, match="policy=no_such_policy"):
         on_ray.submit(run_one, broken).result(timeout=120)
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+def test_solve_simulate_runs_a_sweep_on_ray(on_ray: RayExecutor, tmp_path: Path) -> None:
+    records = tmp_path / "records.csv"
+    ran = invoke(
+        ["simulate", "gavel", "--jobs", "12", "--policy", "max_min_fairness,srtf", "--load", "2",
+         "--preemption-seconds", "10", "--executor", "ray", "--format", "json",
+         "--output", str(records)]
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.stderr
+    assert [row["policy"] for row in json.loads(ran.stdout)] == ["max_min_fairness", "srtf"]
+    ours = [r for r in SPEC.runs() if r.seed == 0 and r.config.policy == "max_min_fairness"]
+    with ThreadPoolExecutor(max_workers=1) as one_at_a_time:
+        serial = run_sweep(ours, one_at_a_time).records()
+    written = pd.read_csv(records)
+    mine = written[written["policy"] == "max_min_fairness"].reset_index(drop=True)
+    assert mine["jct"].tolist() == pytest.approx(serial["jct"].tolist())
 
 
 def test_executors_by_name() -> None:
