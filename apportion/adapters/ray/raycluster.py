@@ -273,9 +273,9 @@ class RayCluster:
                 max_restarts=0,
                 scheduling_strategy=strategy,
             ).remote(*job)
-        except Exception as exc:
+        except Exception as exc:  # the name taken: by an actor not this group's, left alone
             with suppress(RayError):
-                self.remove(name)
+                self.remove(name, actor=False)
             raise RayError(f"actor {name}: {_first_line(exc)}") from None
         self._handles[name] = handle
 
@@ -307,9 +307,9 @@ class RayCluster:
                 ray.get(reply, timeout=self.grace + 10.0)
         self.remove(name)
 
-    def remove(self, name: str) -> None:
-        """Remove the group named `name`, and kill its actor: one whose creation was still
-        pending would otherwise keep its name."""
+    def remove(self, name: str, actor: bool = True) -> None:
+        """Remove the group named `name`, and (with `actor`) kill its actor: one whose
+        creation was still pending would otherwise keep its name."""
         import ray
         from ray import PlacementGroupID
         from ray.util.placement_group import PlacementGroup, remove_placement_group
@@ -317,7 +317,7 @@ class RayCluster:
         group_id = self._ids.get(name)
         if group_id is None:
             raise RayError(f"placement group {name}: Ray does not hold it")
-        handle = self._handle(name)
+        handle = self._handle(name) if actor else None
         try:
             remove_placement_group(PlacementGroup(PlacementGroupID.from_hex(group_id)))
         except Exception as exc:

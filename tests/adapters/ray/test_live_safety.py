@@ -203,5 +203,6 @@ def test_a_start_ray_refuses_is_the_rounds_failure_and_the_job_stays_queued(
         assert set(held(queue)) == {other}  # its group was removed with the refusal
         assert (queue.get(refused).state, queue.get(refused).starts) == ("queued", 0)
         assert (queue.get(other).state, queue.get(other).starts) == ("running", 1)
+        assert ray.get(squatter.ping.remote(), timeout=60) == 1  # not the adapter's: untouched
     finally:
         ray.kill(squatter)
