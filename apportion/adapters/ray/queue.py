@@ -160,7 +160,7 @@ class JobQueue:
     def adopt(self, job_id: str, start: int, gpu_type: str, placement: Mapping[str, int]) -> None:
         """Ray holds the job's `start`-th group though the queue did not record that start
         (an adapter killed in between): record it, so no later start reuses its number."""
-        changes = "state = 'running', started = COALESCE(started, ?), starts = ?, gpu_type = ?"
+        changes = "state = 'running', started = ?, starts = ?, gpu_type = ?"  # started: when seen
         values = (time.time(), start, gpu_type, json.dumps(dict(placement)))
         self._update(job_id, f"{changes}, placement = ?", values, only=ACTIVE, fewer=start)
 
