@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from contextlib import contextmanager
@@ -53,6 +54,7 @@ class RayExecutor(Executor):
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self._mine = not ray.is_initialized()
         if self._mine:
+            _reachable(self.address)
             try:
                 ray.init(
                     address=self.address,
@@ -86,6 +88,18 @@ class RayExecutor(Executor):
         if self._mine and ray.is_initialized():
             ray.shutdown()
         self._mine = False
+
+
+def _reachable(address: str | None) -> None:
+    """A `host:port` that accepts no connection is refused at once (Ray would retry it for
+    minutes); other addresses (`auto`, `ray://...`) are left to Ray."""
+    if address is None or "://" in address or address.count(":") != 1:
+        return
+    host, _, port = address.partition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=5.0).close()
+    except (OSError, ValueError) as exc:
+        raise ExecutorUnavailable(f"cannot reach Ray at {address}: {exc}") from None
 
 
 def _relay(done: Future[Any], out: Future[Any]) -> None:

@@ -29,6 +29,36 @@ SPEC = SweepSpec(
 )
 
 
+def test_executors_by_name() -> None:
+    assert make_executor("processes") is None  # the sweep's own pool
+    with pytest.raises(ValueError, match="executor: 'dask' is not one of processes, ray"):
+        make_executor("dask")
+
+
+def test_an_address_nothing_listens_on_is_one_line_exit_1(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # the sweep would run on that connection, whatever the address
+        pytest.skip("this process is connected to a Ray cluster already")
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # a port nothing listens on
+    ran = invoke(["simulate", "gavel", "--jobs", "4", "--policy", "srtf,las", "--executor", "ray"])
+    assert ran.exit_code == 1
+    [line] = ran.stderr.strip().splitlines()
+    assert line.startswith("error: --executor ray: cannot reach Ray at 127.0.0.1:1: "), line
+
+
+def test_without_ray_the_ray_executor_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as if not installed
+    ran = invoke(
+        ["simulate", "gavel", "--jobs", "4", "--policy", "srtf,las", "--executor", "ray"]
+    )  # fmt: skip
+    assert ran.exit_code == 2
+    assert ran.stderr.strip().splitlines() == [
+        "error: --executor ray: the ray executor needs Ray: pip install 'apportion[ray]'"
+    ]
+
+
 @pytest.fixture(scope="module")
 def on_ray() -> Iterator[RayExecutor]:
     try:
@@ -82,20 +112,3 @@ def test_solve_simulate_runs_a_sweep_on_ray(on_ray: RayExecutor, tmp_path: Path)
     written = pd.read_csv(records)
     mine = written[written["policy"] == "max_min_fairness"].reset_index(drop=True)
     assert mine["jct"].tolist() == pytest.approx(serial["jct"].tolist())
-
-
-def test_executors_by_name() -> None:
-    assert make_executor("processes") is None  # the sweep's own pool
-    with pytest.raises(ValueError, match="executor: 'dask' is not one of processes, ray"):
-        make_executor("dask")
-
-
-def test_without_ray_the_ray_executor_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as if not installed
-    ran = invoke(
-        ["simulate", "gavel", "--jobs", "4", "--policy", "srtf,las", "--executor", "ray"]
-    )  # fmt: skip
-    assert ran.exit_code == 2
-    assert ran.stderr.strip().splitlines() == [
-        "error: --executor ray: the ray executor needs Ray: pip install 'apportion[ray]'"
-    ]
