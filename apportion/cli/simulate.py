@@ -27,6 +27,8 @@ from apportion.cli.inputs import (
 from apportion.cli.parser import is_terminal
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import pandas as pd
 
     from apportion.simulator.config import SimConfig
@@ -355,11 +357,18 @@ def _sweep(
     from apportion.simulator.report import sweep_progress
     from apportion.simulator.sweep import run_sweep
 
-    if args.no_progress or not is_terminal():
-        done = run_sweep(runs, workers=args.workers)
-    else:
-        with sweep_progress(len(runs), Console(stderr=True)) as bar:
-            done = run_sweep(runs, workers=args.workers, on_start=bar.started, on_done=bar.done)
+    pool = _executor(args)
+    try:
+        if args.no_progress or not is_terminal():
+            done = run_sweep(runs, pool, workers=args.workers)
+        else:
+            with sweep_progress(len(runs), Console(stderr=True)) as bar:
+                done = run_sweep(
+                    runs, pool, workers=args.workers, on_start=bar.started, on_done=bar.done
+                )
+    finally:
+        if pool is not None:
+            pool.shutdown()
     series = []
     for run, result in zip(done.runs, done.results, strict=True):
         frame = result.timeseries.copy()
@@ -368,6 +377,18 @@ def _sweep(
         series.append(frame)
     rows = [{str(k): v for k, v in row.items()} for row in done.summary().to_dict("records")]
     return rows, done.records(), pd.concat(series, ignore_index=True)
+
+
+def _executor(args: argparse.Namespace) -> Executor | None:
+    """`--executor`: None for the sweep's own process pool."""
+    from apportion.simulator.executors import ExecutorUnavailable, make_executor
+
+    try:
+        return make_executor(args.executor, args.workers, args.ray_address)
+    except ExecutorUnavailable as exc:
+        if exc.missing:
+            raise UsageError(f"--executor {args.executor}: {exc}") from None
+        raise CommandFailed(f"--executor {args.executor}: {one_line(str(exc))}") from None
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

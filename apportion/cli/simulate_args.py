@@ -25,7 +25,8 @@ met, utilization and policy time.
 
 SOURCE is a trace file (bundled defaults when left out) or, for poisson, the arrival rate in
 jobs per hour. Several policies, seeds or loads (comma-separated) make a sweep, run in a
-process pool (--workers). Exit codes: 0 done, 1 a policy failed, 2 invalid input.
+process pool (--workers) or on Ray (--executor ray). Exit codes: 0 done, 1 a policy failed,
+2 invalid input.
 
 Trace kinds (SOURCE; default cluster):
 """ + "\n".join(f"  {k.name:<10} {k.source}; {k.cluster}" for k in KINDS)
@@ -206,7 +207,23 @@ def _trace(command: argparse.ArgumentParser) -> None:
         "(default: the trace's own arrivals).",
     )
     command.add_argument(
-        "--workers", type=int, help="Worker processes for a sweep (default: one per core)."
+        "--workers",
+        type=int,
+        help="Worker processes for a sweep (default: one per core); with --executor ray and no "
+        "address, the CPUs of the local Ray.",
+    )
+    command.add_argument(
+        "--executor",
+        choices=("processes", "ray"),
+        default="processes",
+        help="Where a sweep's runs execute: a process pool here (default), or tasks on Ray "
+        "(a local Ray, or the cluster at --ray-address; needs apportion[ray]).",
+    )
+    command.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="The Ray cluster for --executor ray (default: RAY_ADDRESS, else a local Ray "
+        "started for the sweep).",
     )
 
 

@@ -4,13 +4,15 @@
                      traces=(TraceSpec("poisson", jobs=200),), seeds=(0, 1), loads=(2.0, 4.0))
     result = run_sweep(spec)                         # a local process pool
     result = run_sweep(spec, client.get_executor())  # a Dask cluster (distributed.Client)
+    with ray_executor() as pool:                     # Ray (`executors`): local, or RAY_ADDRESS
+        result = run_sweep(spec, pool)
 
 Each run is a small picklable `RunSpec`; the worker reads or generates its own trace (nothing
 large is shipped) and sends back its `SimulationResult`. Any `concurrent.futures.Executor`
 works: a `ProcessPoolExecutor` (the default, one worker per core), a Dask client's
-`get_executor()` (tested with a `LocalCluster`), or any adapter that submits to Ray and returns
-`concurrent.futures.Future`s. The engine is deterministic, so the same spec gives the same
-records on every executor.
+`get_executor()` (tested with a `LocalCluster`), or `executors.RayExecutor`, which runs each
+run as a Ray task (tested with a local Ray). The engine is deterministic, so the same spec
+gives the same records on every executor.
 """
 
 from __future__ import annotations

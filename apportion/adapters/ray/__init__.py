@@ -7,6 +7,7 @@ Ray holds before the next round.
 Modules: `queue` (the job queue), `runner` (the actor that holds a job's group and runs its
 entrypoint), `raycluster` (Ray's calls), `scope` (a queue, some nodes), `managed` (Ray's view
 → the jobs and GPUs a round schedules), `integration` (the framework's interface on Ray),
-`cli` (`apportion-ray`), `local` (a small real Ray cluster on this host) and `tryout` (a
-round or three on it). Operator's guide: docs/RAY.md.
+`inflight` (a round's Ray calls made at once), `controller` (the shared controller, each round
+ending once Ray has answered them), `cli` (`apportion-ray`), `local` (a small real Ray cluster
+on this host) and `tryout` (a round or three on it). Operator's guide: docs/RAY.md.
 """

@@ -23,7 +23,6 @@ from typing import TextIO
 import structlog
 
 from apportion.adapters.framework import cli
-from apportion.adapters.framework.controller import Controller
 from apportion.adapters.framework.integration import SetupError
 from apportion.adapters.framework.table import load_table
 from apportion.adapters.ray.queue import ACTIVE, STATES, JobQueue, QueuedJob, QueueError
@@ -148,6 +147,7 @@ def _write(out: TextIO, jobs: list[QueuedJob]) -> None:
 def _run(args: argparse.Namespace) -> int:
     cli.configure_logging(args.log_level)
     try:
+        from apportion.adapters.ray.controller import RayController
         from apportion.adapters.ray.integration import RayIntegration
         from apportion.adapters.ray.raycluster import RayCluster
     except ImportError as exc:
@@ -162,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
         queue = JobQueue(args.queue_file, args.queue)
         ray = RayCluster(args.address, args.grace_seconds)
         integration = RayIntegration(ray, queue, table, nodes=nodes, settle=not args.dry_run)
-        controller = Controller(integration, cli.planner(args), settings)
+        controller = RayController(integration, cli.planner(args), settings)
         controller.check()
     except SetupError as exc:
         return cli.usage_error(PROG, str(exc))

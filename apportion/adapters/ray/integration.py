@@ -12,6 +12,12 @@ How a round is enacted:
   and a later round starts it afresh (from its checkpoint);
 - hold: nothing; only the adapter starts the queue's jobs.
 
+`enact` checks a command and sends it off: the Ray calls of a round are made at once
+(`inflight`), a job's in order, and `finish` (which `RayController` calls at the end of each
+round) waits for them, records what they did in the queue in one transaction and names the
+refused ones. Stopping jobs are all sent their checkpoint signal at once; the groups a read
+settles are removed at once too.
+
 Each read (`read`) first settles what happened since the last one, unless `settle` is off (a
 dry run changes nothing): a job whose entrypoint exited is recorded done or failed and its
 group removed; a group whose job was cancelled is stopped and removed; a group whose actor is
@@ -24,6 +30,8 @@ its row says (the adapter may have died between starting it and recording so).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
+from functools import partial
 
 import structlog
 
@@ -38,6 +46,7 @@ from apportion.adapters.framework.integration import (
 )
 from apportion.adapters.framework.table import check_columns
 from apportion.adapters.framework.view import Job, Managed
+from apportion.adapters.ray.inflight import Ended, InFlight
 from apportion.adapters.ray.managed import RayState, build_managed
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
 from apportion.adapters.ray.raycluster import (
@@ -50,6 +59,11 @@ from apportion.adapters.ray.raycluster import (
 )
 from apportion.adapters.ray.scope import Scope
 from apportion.solver.errors import InputError
+
+#: Seconds a round waits for its new groups before it starts their actors regardless.
+READY_WAIT = 5.0
+#: What a job's actor runs: entrypoint, working directory, environment.
+Launch = tuple[str, str | None, Mapping[str, str]]
 
 
 class RayIntegration:
@@ -66,15 +80,20 @@ class RayIntegration:
         *,
         nodes: frozenset[str] = frozenset(),
         settle: bool = True,
+        ready_wait: float = READY_WAIT,
     ) -> None:
         self.cluster, self.queue, self.table = cluster, queue, table
         self.scope = Scope(queue.queue, nodes)
         self.settle = settle
         self._names: dict[str, str] = {}  # job → its group, as last read
         self._starting: set[str] = set()  # jobs whose actor did not answer the last poll
+        self.calls = InFlight()
+        self.ready_wait = ready_wait
+        self._launch: dict[str, tuple[str, dict[str, int], Launch]] = {}  # starts to launch
         self.log = structlog.get_logger("apportion.ray")
 
     def read(self) -> RayState:
+        self.finish()  # nothing in flight while Ray is read
         try:
             nodes, groups = self.cluster.nodes(), self.cluster.groups()
             rows = {j.id: j for j in self.queue.jobs()}
@@ -122,18 +141,62 @@ class RayIntegration:
         return ()
 
     def enact(self, command: Command) -> None:
+        """Check the command and send it off (`finish` waits for it)."""
         verb, job_id, *rest = command
-        try:
-            if verb == "start":
-                self._start(job_id, rest[0], _placement(rest[1]))
-            elif verb == "stop":
-                starting = job_id in self._starting
-                self.cluster.stop(self._names.pop(job_id, ""), starting=starting)
-                self.queue.requeued(job_id)
-            else:
-                raise EnactError(f"unknown command {verb!r}")
-        except RayError as exc:
-            raise EnactError(str(exc)) from None
+        if verb == "start":
+            self._start(command, job_id, rest[0], _placement(rest[1]))
+        elif verb == "stop":
+            name = self._names.pop(job_id, None)
+            if name is None:
+                raise EnactError(f"job {job_id}: Ray holds no placement group for it")
+            if job_id in self._starting:  # asking whether its actor is alive takes a call
+                self.calls.submit(job_id, command, partial(self.cluster.stop, name, True))
+                return
+            try:  # the checkpoint signal, to every job of the round at once
+                reply = self.cluster.signal(name)
+            except RayError as exc:
+                raise EnactError(str(exc)) from None
+            self.calls.submit(job_id, command, partial(self.cluster.drain, name, reply))
+        else:
+            raise EnactError(f"unknown command {verb!r}")
+
+    def finish(self) -> tuple[str, ...]:
+        """Wait for the commands sent off: stops and groups first, then (once Ray has created
+        the groups, or after `ready_wait` seconds) the actors in them; record in the queue
+        what they did (one transaction), and name the ones Ray refused (each logged)."""
+        if not len(self.calls):
+            return ()
+        ended = self.calls.finish()
+        reserved = [c for c in ended if c.error is None and c.command[0] == "start"]
+        with suppress(RayError):  # not created in time: the actors wait for their groups
+            self.cluster.created([self._launch[c.job][0] for c in reserved], self.ready_wait)
+        for call in reserved:
+            name, placement, run = self._launch.pop(call.job)
+            launch = partial(self.cluster.launch, name, placement, run)
+            self.calls.submit(call.job, call.command, launch)
+        launched = {c.job: c.error for c in self.calls.finish()}
+        self._launch.clear()
+        return self._record(ended, launched)
+
+    def _record(self, ended: list[Ended], launched: Mapping[str, str | None]) -> tuple[str, ...]:
+        """What the round's commands did, in the queue (one transaction); the refused ones,
+        logged."""
+        refused = []
+        with self.queue.batch():
+            for call in ended:
+                verb, job_id, *rest = call.command
+                error = call.error or (launched.get(job_id) if verb == "start" else None)
+                if error is not None:
+                    shown = self.show(call.command)
+                    self.log.error("command_failed", job=job_id, command=shown, error=error)
+                    refused.append(shown)
+                    if verb == "start":
+                        self._names.pop(job_id, None)
+                elif verb == "start":
+                    self.queue.started(job_id, rest[0], _placement(rest[1]))
+                else:
+                    self.queue.requeued(job_id)
+        return tuple(refused)
 
     def show(self, command: Command) -> str:
         return " ".join(command)
@@ -166,10 +229,14 @@ class RayIntegration:
             raise SetupError(exc.one_line()) from None
 
     def close(self) -> None:
+        self.finish()
+        self.calls.close()
         self.queue.close()
         self.cluster.close()
 
-    def _start(self, job_id: str, gpu_type: str, placement: dict[str, int]) -> None:
+    def _start(
+        self, command: Command, job_id: str, gpu_type: str, placement: dict[str, int]
+    ) -> None:
         job = self.queue.get(job_id)
         if not job.active:
             raise EnactError(f"job {job_id} is {job.state}")
@@ -183,9 +250,9 @@ class RayIntegration:
             "APPORTION_PLACEMENT_GROUP": name,
             "APPORTION_START": str(job.starts + 1),
         }
-        self.cluster.start(name, gpu_type, placement, (job.entrypoint, job.cwd, env))
         self._names[job_id] = name
-        self.queue.started(job_id, gpu_type, placement)
+        self._launch[job_id] = (name, placement, (job.entrypoint, job.cwd, env))
+        self.calls.submit(job_id, command, partial(self.cluster.reserve, name, gpu_type, placement))
 
     def _ours(self, groups: Iterable[Group]) -> tuple[dict[str, Group], list[Group]]:
         """The queue's groups by job (its latest start), and any older one a job still has."""
@@ -208,34 +275,51 @@ class RayIntegration:
     ) -> dict[str, str]:
         """Bring the queue and Ray in line (see the module's docstring); jobs whose group
         could not be removed, with the reason (left alone this round)."""
-        held_back: dict[str, str] = {}
         for group in extra:  # never two starts of a job at once: the older one goes
-            try:
-                self.cluster.stop(group.name)
-                self.log.warning("removed", group=group.name, reason="an older start of its job")
-            except RayError as exc:
-                self.log.error("not_removed", group=group.name, error=str(exc))
-        for job_id, group in ours.items():
-            row = rows.get(job_id)
-            code = exits.get(group.name)
-            try:
-                if row is None or not row.active:
-                    self.cluster.stop(group.name)
-                    self.log.info("removed", job=job_id, reason=f"the job is {_state(row)}")
-                elif isinstance(code, int):
-                    self.queue.ended(job_id, code)
-                    self.cluster.remove(group.name)
-                    self.log.info("ended", job=job_id, exit_code=code)
-                elif code == GONE:
-                    self.cluster.remove(group.name)
-                    self.queue.requeued(job_id)
-                    self.log.warning("requeued", job=job_id, reason="its actor is gone")
-            except RayError as exc:
-                held_back[job_id] = f"its placement group could not be removed: {exc}"
+            self.calls.submit(
+                group.name, ("older", group.name), partial(self.cluster.stop, group.name)
+            )
+        for job_id, group in ours.items():  # the removals at once (stops: their grace together)
+            row, code = rows.get(job_id), exits.get(group.name)
+            if row is None or not row.active:
+                why = ("stopped", job_id, f"the job is {_state(row)}")
+                self.calls.submit(job_id, why, partial(self.cluster.stop, group.name))
+            elif isinstance(code, int):
+                self.queue.ended(job_id, code)
+                ended = ("ended", job_id, str(code))
+                self.calls.submit(job_id, ended, partial(self.cluster.remove, group.name))
+            elif code == GONE:
+                self.calls.submit(
+                    job_id, ("gone", job_id), partial(self.cluster.remove, group.name)
+                )
+            elif _start(group.name) > row.starts:  # started, then the adapter killed
+                self.queue.adopt(job_id, _start(group.name), group.gpu_type or "", group.placement)
+                self.log.warning("adopted", job=job_id, group=group.name)
+        held_back = self._removed(self.calls.finish())
         for job_id, row in rows.items():
             if row.state == "running" and job_id not in ours:
                 self.queue.requeued(job_id)
                 self.log.warning("requeued", job=job_id, reason="Ray holds no group for it")
+        return held_back
+
+    def _removed(self, calls: Iterable[Ended]) -> dict[str, str]:
+        """Log the settling's removals; jobs whose group could not be removed, with why."""
+        held_back: dict[str, str] = {}
+        for call in calls:
+            what, key, *detail = call.command
+            if call.error is not None and what == "older":
+                self.log.error("not_removed", group=key, error=call.error)
+            elif call.error is not None:
+                held_back[key] = f"its placement group could not be removed: {call.error}"
+            elif what == "older":
+                self.log.warning("removed", group=key, reason="an older start of its job")
+            elif what == "stopped":
+                self.log.info("removed", job=key, reason=detail[0])
+            elif what == "ended":
+                self.log.info("ended", job=key, exit_code=int(detail[0]))
+            else:
+                self.queue.requeued(key)
+                self.log.warning("requeued", job=key, reason="its actor is gone")
         return held_back
 
 

@@ -10,9 +10,10 @@ line) and the directory it runs in, and its state:
 - `done` / `failed`: its entrypoint exited with 0 / another code (kept, with the code);
 - `cancelled`: a user took it off the queue.
 
-Every change is one transaction, so a killed adapter or submitter leaves each row as before
-or after, never half; the file may be shared by the adapter and any number of submitters
-(WAL: readers never wait for the writer). Queues are named: one file may hold the queues of
+Every change is one transaction (the adapter's changes of a round, one for them all: `batch`),
+so a killed adapter or submitter leaves each row as before or after, never half; the file may
+be shared by the adapter and any number of submitters (WAL: readers never wait for the
+writer). Queues are named: one file may hold the queues of
 several adapters, each scheduling only its own.
 """
 
@@ -89,6 +90,7 @@ class JobQueue:
         if not queue or any(c in queue for c in " /,:"):
             raise QueueError(f"queue: {queue!r} must be one word without ' ', '/', ',', ':'")
         self.path, self.queue = Path(path), queue
+        self._batched = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
@@ -155,6 +157,13 @@ class JobQueue:
             (time.time(), gpu_type, json.dumps(dict(placement))),
         )
 
+    def adopt(self, job_id: str, start: int, gpu_type: str, placement: Mapping[str, int]) -> None:
+        """Ray holds the job's `start`-th group though the queue did not record that start
+        (an adapter killed in between): record it, so no later start reuses its number."""
+        changes = "state = 'running', started = ?, starts = ?, gpu_type = ?"  # started: when seen
+        values = (time.time(), start, gpu_type, json.dumps(dict(placement)))
+        self._update(job_id, f"{changes}, placement = ?", values, only=ACTIVE, fewer=start)
+
     def requeued(self, job_id: str) -> None:
         """Back in the queue: preempted, or found without its placement group."""
         self._update(job_id, "state = 'queued'", (), only=("running",))
@@ -173,18 +182,40 @@ class JobQueue:
         self._update(job_id, "state = 'cancelled', ended = ?", (time.time(),), only=ACTIVE)
         return self.get(job_id)
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """The changes made within, one transaction: all of them, or none."""
+        with self._transaction():
+            self._batched = True
+            try:
+                yield
+            finally:
+                self._batched = False
+
     def _update(
-        self, job_id: str, changes: str, values: tuple[object, ...], only: tuple[str, ...] = ()
+        self,
+        job_id: str,
+        changes: str,
+        values: tuple[object, ...],
+        only: tuple[str, ...] = (),
+        fewer: int | None = None,
     ) -> None:
+        """`changes` to the job's row, if it is in a state of `only` (any when empty) and
+        (with `fewer`) it has fewer starts than that."""
         guard = f" AND state IN ({','.join('?' * len(only))})" if only else ""
+        guard += " AND starts < ?" if fewer is not None else ""
+        more = () if fewer is None else (fewer,)
         with self._transaction() as db:
             db.execute(
                 f"UPDATE jobs SET {changes} WHERE id = ? AND queue = ?{guard}",
-                (*values, _number(job_id), self.queue, *only),
+                (*values, _number(job_id), self.queue, *only, *more),
             )
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._batched:  # part of the batch's transaction
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db

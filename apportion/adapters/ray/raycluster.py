@@ -131,6 +131,7 @@ class RayCluster:
         self._handles: dict[str, Any] = {}
         self._ids: dict[str, str] = {}
         self._states: dict[str, str] = {}
+        self._made: dict[str, Any] = {}  # groups reserved, their actor not launched yet
         self._runner: Any = None
         self._mine = False  # this object connected (and so disconnects)
 
@@ -216,9 +217,13 @@ class RayCluster:
         job: tuple[str, str | None, Mapping[str, str]],
     ) -> None:
         """The group on `placement`, and the actor running `job` (entrypoint, cwd, env)
-        in its first bundle."""
-        from ray.util.placement_group import placement_group, remove_placement_group
-        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+        in its first bundle (`reserve`, then `launch`)."""
+        self.reserve(name, gpu_type, placement)
+        self.launch(name, placement, job)
+
+    def reserve(self, name: str, gpu_type: str, placement: Mapping[str, int]) -> None:
+        """The group on `placement` (created when Ray has the GPUs: `groups` says when)."""
+        from ray.util.placement_group import placement_group
 
         self.connect()
         try:
@@ -227,7 +232,36 @@ class RayCluster:
             )
         except Exception as exc:  # a group of that name exists: the job runs already
             raise RayError(f"placement group {name}: {_first_line(exc)}") from None
-        first = next(iter(placement.values()))
+        self._ids[name] = group.id.hex()
+        self._states[name] = "PENDING"
+        self._made[name] = group  # knows its bundles: the actor's options need no lookup
+
+    def created(self, names: Iterable[str], timeout: float) -> set[str]:
+        """Wait (at most `timeout` seconds) for Ray to create the groups `reserve` made; the
+        names of those it created. One wait for them all: the GCS answers each once it has
+        reserved the group's GPUs."""
+        import ray
+
+        refs = {self._made[name].ready(): name for name in names if name in self._made}
+        if not refs:
+            return set()
+        try:
+            ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=timeout)
+        except Exception as exc:
+            raise RayError(f"cannot wait for placement groups: {_first_line(exc)}") from None
+        return {refs[ref] for ref in ready}
+
+    def launch(
+        self,
+        name: str,
+        placement: Mapping[str, int],
+        job: tuple[str, str | None, Mapping[str, str]],
+    ) -> None:
+        """The actor running `job` (entrypoint, cwd, env) in the first bundle of the group
+        `reserve` made; the group removed when Ray refuses the actor."""
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        group = self._made.pop(name)
         strategy = PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=0)
         try:
             handle = self._runner.options(
@@ -235,37 +269,47 @@ class RayCluster:
                 namespace=NAMESPACE,
                 lifetime="detached",
                 num_cpus=0,
-                num_gpus=first,
+                num_gpus=next(iter(placement.values())),
                 max_restarts=0,
                 scheduling_strategy=strategy,
             ).remote(*job)
-        except Exception as exc:
-            remove_placement_group(group)
+        except Exception as exc:  # the name taken: by an actor not this group's, left alone
+            with suppress(RayError):
+                self.remove(name, actor=False)
             raise RayError(f"actor {name}: {_first_line(exc)}") from None
         self._handles[name] = handle
-        self._ids[name] = group.id.hex()
-        self._states[name] = "PENDING"
 
     def stop(self, name: str, starting: bool = False) -> None:
         """The checkpoint contract (SIGTERM, `grace` seconds, SIGKILL), then the group
-        removed, which frees its GPUs. A job whose actor did not answer the last poll
-        (`starting`) and that the GCS does not list as alive yet has had no time to do work
-        worth a checkpoint: its group is removed at once."""
-        import ray
-        from ray.exceptions import GetTimeoutError, RayActorError
+        removed, which frees its GPUs (`signal`, then `drain`)."""
+        self.drain(name, self.signal(name, starting))
 
+    def signal(self, name: str, starting: bool = False) -> Any:
+        """Ask the job's actor to stop its entrypoint (the checkpoint contract: SIGTERM,
+        `grace` seconds, SIGKILL) without waiting: the reply to wait for, or None when there
+        is nothing to ask. A job whose actor did not answer the last poll (`starting`) and
+        that the GCS does not list as alive yet has had no time to do work worth a
+        checkpoint: it is not asked."""
         handle = self._handle(name) if self._states.get(name) == "CREATED" else None
         if handle is not None and starting and not _alive(handle):
             handle = None
-        if handle is not None:
+        return None if handle is None else handle.terminate.remote(self.grace)
+
+    def drain(self, name: str, reply: Any) -> None:
+        """Wait for the entrypoint to have stopped (`reply`, from `signal`), then remove the
+        group."""
+        import ray
+        from ray.exceptions import GetTimeoutError, RayActorError
+
+        if reply is not None:
             # Gone already, or stuck: removing the group kills what is left.
             with suppress(RayActorError, GetTimeoutError):
-                ray.get(handle.terminate.remote(self.grace), timeout=self.grace + 10.0)
+                ray.get(reply, timeout=self.grace + 10.0)
         self.remove(name)
 
-    def remove(self, name: str) -> None:
-        """Remove the group named `name`, and kill its actor: one whose creation was still
-        pending would otherwise keep its name."""
+    def remove(self, name: str, actor: bool = True) -> None:
+        """Remove the group named `name`, and (with `actor`) kill its actor: one whose
+        creation was still pending would otherwise keep its name."""
         import ray
         from ray import PlacementGroupID
         from ray.util.placement_group import PlacementGroup, remove_placement_group
@@ -273,7 +317,7 @@ class RayCluster:
         group_id = self._ids.get(name)
         if group_id is None:
             raise RayError(f"placement group {name}: Ray does not hold it")
-        handle = self._handle(name)
+        handle = self._handle(name) if actor else None
         try:
             remove_placement_group(PlacementGroup(PlacementGroupID.from_hex(group_id)))
         except Exception as exc:
@@ -282,6 +326,7 @@ class RayCluster:
             with suppress(Exception):  # dead already: nothing holds the name
                 ray.kill(handle, no_restart=True)
         self._handles.pop(name, None)
+        self._made.pop(name, None)
         self._ids.pop(name, None)
         self._states.pop(name, None)
 

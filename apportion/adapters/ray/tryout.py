@@ -23,10 +23,11 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from apportion.adapters.framework import Controller, RoundPlanner, RoundReport, Settings
+from apportion.adapters.framework import RoundPlanner, RoundReport, Settings
 from apportion.adapters.framework.actions import nodes_text
 from apportion.adapters.framework.cli import configure_logging
 from apportion.adapters.framework.view import write_ledger
+from apportion.adapters.ray.controller import RayController
 from apportion.adapters.ray.integration import RayIntegration
 from apportion.adapters.ray.local.cluster import LocalRay, Unavailable, running
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
@@ -126,11 +127,11 @@ def _try(cluster: LocalRay, root: Path, args: argparse.Namespace, out: TextIO) -
         allow_preemption=True,
     )
     dry = io.StringIO()
-    Controller(
+    RayController(
         _integration(cluster, queue, settle=False), RoundPlanner(), _dry(settings), out=dry
     ).step()
     out.write(f"\nthe first round as a dry run (apportion-ray run --dry-run):\n{dry.getvalue()}")
-    controller = Controller(_integration(cluster, queue), RoundPlanner(), settings)
+    controller = RayController(_integration(cluster, queue), RoundPlanner(), settings)
     failures = 0
     for _ in range(args.rounds):
         started = time.monotonic()

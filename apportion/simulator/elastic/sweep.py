@@ -95,7 +95,8 @@ def _rigid(run: ElasticRun, jobs: list[Any], started: float) -> ElasticOutcome:
 def run_elastic(
     runs: Sequence[ElasticRun], executor: Executor | None = None, workers: int | None = None
 ) -> list[ElasticOutcome]:
-    """Every run, in order, on `executor` (default: a spawned process per core)."""
+    """Every run, in order, on `executor` (default: a spawned process per core; any
+    `concurrent.futures.Executor`, as a sweep's: a Dask client's, `executors.RayExecutor`)."""
     pool = executor or ProcessPoolExecutor(
         max_workers=workers or os.cpu_count() or 1,
         mp_context=multiprocessing.get_context("spawn"),

@@ -8,10 +8,10 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from apportion.adapters.framework import Controller, Kind, RoundPlanner, RoundReport, Settings
+from apportion.adapters.framework import Kind, RoundPlanner, RoundReport, Settings
+from apportion.adapters.ray.controller import RayController
 from apportion.adapters.ray.integration import RayIntegration
 from apportion.adapters.ray.local.cluster import LocalRay
-from apportion.adapters.ray.managed import RayState
 from apportion.adapters.ray.queue import JobQueue, QueuedJob
 
 TABLE = {
@@ -28,13 +28,13 @@ def controller(
     state: Path,
     planner: RoundPlanner | None = None,
     **settings: Any,
-) -> Controller[RayState, QueuedJob]:
+) -> RayController:
     """A controller on the test cluster, solving in process by default."""
     from apportion.adapters.ray.raycluster import RayCluster
 
     options = {"allow_preemption": True, "round_seconds": 2.0, **settings}
     integration = RayIntegration(RayCluster(cluster.address, grace=5.0), queue, TABLE)
-    return Controller(integration, planner or RoundPlanner(), Settings(state, **options))
+    return RayController(integration, planner or RoundPlanner(), Settings(state, **options))
 
 
 def groups() -> dict[str, dict[str, Any]]:

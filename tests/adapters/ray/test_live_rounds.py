@@ -60,6 +60,11 @@ def test_each_round_ray_holds_exactly_the_rounds_plan(
                 preempted.add(action.job)
             elif action.kind == Kind.START and action.job in preempted:
                 resumed.add(action.job)
+        # On a busy host a worker process takes seconds to start: each round's entrypoints
+        # run before the next round (a job stopped before its entrypoint ran marks nothing).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(len(starts(marks, j)) < begun[j] for j in ids):
+            time.sleep(0.2)
         time.sleep(2.0)
     assert preempted and resumed, "the rounds did not exercise preemption and restart"
     deadline = time.monotonic() + 20  # the last round's actors start their entrypoints

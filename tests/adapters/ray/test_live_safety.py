@@ -172,3 +172,37 @@ def test_a_group_removed_behind_the_adapters_back_leaves_no_process(
     assert _processes_of(group) == []
     outcome = ctl.step()  # the adapter finds the job without its group: queued again
     assert queue.get(job).starts >= 1 and outcome.error is None
+
+
+def test_a_start_ray_refuses_is_the_rounds_failure_and_the_job_stays_queued(
+    ray_cluster: LocalRay, queue: JobQueue, tmp_path: Path
+) -> None:
+    import ray
+
+    from apportion.adapters.ray.raycluster import NAMESPACE, group_name
+
+    refused, other = submit(queue, [(8, "resnet50"), (4, "lm")], tmp_path / "m")
+
+    @ray.remote(num_cpus=0)
+    class Squatter:
+        def ping(self) -> int:
+            return 1
+
+    # Someone holds the actor name the job's first start would take: Ray refuses its actor.
+    name = group_name(queue.queue, refused, 1)
+    squatter = Squatter.options(  # type: ignore[attr-defined]
+        name=name, namespace=NAMESPACE, lifetime="detached"
+    ).remote()
+    try:
+        assert ray.get(squatter.ping.remote(), timeout=60) == 1
+        outcome = controller(ray_cluster, queue, tmp_path / "state.json").step()
+        assert outcome.error is None
+        assert {a.job: a.kind for a in outcome.actions} == {refused: Kind.START, other: Kind.START}
+        assert [c.split()[:2] for c in outcome.failed] == [["start", refused]]
+        settled()
+        assert set(held(queue)) == {other}  # its group was removed with the refusal
+        assert (queue.get(refused).state, queue.get(refused).starts) == ("queued", 0)
+        assert (queue.get(other).state, queue.get(other).starts) == ("running", 1)
+        assert ray.get(squatter.ping.remote(), timeout=60) == 1  # not the adapter's: untouched
+    finally:
+        ray.kill(squatter)

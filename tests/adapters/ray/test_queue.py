@@ -75,3 +75,36 @@ def test_a_bad_submission_is_refused_naming_the_field(
 def test_a_queue_name_with_a_separator_is_refused(tmp_path: Path) -> None:
     with pytest.raises(QueueError, match="queue: 'a-b/c'"):
         JobQueue(tmp_path / "q.sqlite", "a-b/c")
+
+
+def test_a_batch_is_one_transaction_all_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "q.sqlite"
+    queue = JobQueue(path)
+    a, b = queue.submit("lm", 1, "true"), queue.submit("lm", 2, "true")
+    with queue.batch():
+        queue.started(a.id, "v100", {"n1": 1})
+        queue.started(b.id, "k80", {"n3": 2})
+        # Another connection sees nothing of the batch before it commits.
+        assert {j.state for j in JobQueue(path).jobs()} == {"queued"}
+    assert {j.state for j in JobQueue(path).jobs()} == {"running"}
+    with pytest.raises(RuntimeError, match="killed"), queue.batch():
+        queue.requeued(a.id)
+        raise RuntimeError("killed mid-round")
+    assert JobQueue(path).get(a.id).state == "running"  # rolled back
+    queue.requeued(a.id)  # outside a batch: committed at once
+    assert JobQueue(path).get(a.id).state == "queued"
+
+
+def test_a_start_ray_holds_is_adopted_once(tmp_path: Path) -> None:
+    queue = JobQueue(tmp_path / "q.sqlite")
+    job = queue.submit("lm", 2, "true")
+    queue.adopt(job.id, 3, "v100", {"n1": 2})  # its third start, never recorded
+    seen = queue.get(job.id)
+    assert (seen.state, seen.starts, seen.gpu_type, dict(seen.placement or {})) == (
+        "running",
+        3,
+        "v100",
+        {"n1": 2},
+    )
+    queue.adopt(job.id, 2, "k80", {"n3": 2})  # an older start changes nothing
+    assert (queue.get(job.id).starts, queue.get(job.id).gpu_type) == (3, "v100")
