@@ -113,9 +113,14 @@ def offer(
 
 
 def job_document(
-    job: ElasticJob, now: float, offered: list[tuple[Shape, dict[str, Any]]]
+    job: ElasticJob,
+    now: float,
+    offered: list[tuple[Shape, dict[str, Any]]],
+    chosen: Shape | None = None,
 ) -> dict[str, Any]:
-    """The job as the snapshot's `elastic` job: its configurations and where it stands."""
+    """The job as the snapshot's `elastic` job: its configurations and where it stands: the
+    configuration the policy chose for it last (`chosen`, as Sia's policy remembers it; by
+    default read from the nodes it runs on)."""
     spec: dict[str, Any] = {
         "configurations": [config for _, config in offered],
         "age": max(now - job.arrival, 0.0),
@@ -125,7 +130,8 @@ def job_document(
         "remaining": job.remaining() * job.app.init_batch,
     }
     if job.gpu is not None and job.placement:
-        current = {"gpu_type": job.gpu, "gpus": job.gpus, "nodes": len(job.placement)}
+        shape = chosen or Shape(job.gpu, len(job.placement), job.gpus)
+        current = {"gpu_type": shape.gpu, "gpus": shape.gpus, "nodes": shape.nodes}
         if any(_matches(config, current) for _, config in offered):
             spec["current"] = current
             spec["pinned"] = job.delay > 0
