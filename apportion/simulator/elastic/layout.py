@@ -19,7 +19,9 @@ from apportion.mechanism.elastic import Want
 Held = dict[str, int]
 
 
-def sia_layout(nodes: Sequence[tuple[str, int, str]], wanted: Mapping[str, Want]) -> dict[str, Held]:
+def sia_layout(
+    nodes: Sequence[tuple[str, int, str]], wanted: Mapping[str, Want]
+) -> dict[str, Held]:
     """`nodes`: (id, GPUs, type) in the cluster's order; `wanted`: job → configuration, in the
     policy's job order. Every job whose GPUs are free gets its nodes (see the module)."""
     out: dict[str, Held] = {}

@@ -49,7 +49,7 @@ def test_a_stopped_job_restarts_on_the_same_shape() -> None:
 
 def test_every_new_observation_is_fitted(monkeypatch: pytest.MonkeyPatch) -> None:
     fits: list[int] = []
-    real = jobs_module.fit_perf_params
+    real = jobs_module.fit_perf_params  # type: ignore[attr-defined]
 
     def counted(*args: object, **kwargs: object) -> object:
         fits.append(len(args[0]))  # type: ignore[arg-type]
