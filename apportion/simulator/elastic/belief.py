@@ -9,16 +9,19 @@ job's own goodput model.
   goodput of the first type it has a model for (same replicas, nodes as that type needs) times
   the ratio of the two types' single-GPU throughputs (Sia's projection); a job without any
   model gets goodput 1 on every one-GPU shape only.
+- Batch sizes valued: up to the trace's batch size of the job (Sia's `get_speedup_fn` bounds
+  them by its `target_batch_size`), or exactly b_min·R where that is larger; the job itself then
+  trains at the best batch up to its model's largest (`ElasticJob.choose_batch`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from apportion.formulations.elastic.goodput import best_batch
+from apportion.formulations.elastic.goodput import BatchChoice, JobModel, best_batch
 from apportion.formulations.elastic.shapes import node_shapes
 from apportion.refdata.sia import ClusterSpec
 from apportion.simulator.elastic.jobs import ElasticJob
@@ -86,7 +89,7 @@ def offer(
         )
         model = job.model(source)
         assert model is not None
-        best = best_batch(model, nodes, gpus)
+        best = valued(model, nodes, gpus, job.target_batch)
         ratio = 1.0
         if source != gpu:
             profiles = job.app.profiles
@@ -110,6 +113,22 @@ def offer(
                 )
             )
     return out
+
+
+def valued(model: JobModel, nodes: Any, gpus: Any, target: int | None) -> BatchChoice:
+    """`best_batch` over batch sizes up to `target` (all of the model's without one); where
+    b_min·R exceeds `target`, at b_min·R (Sia's `GoodputFunction.optimize` then samples that
+    one size)."""
+    if target is None:
+        return best_batch(model, nodes, gpus)
+    capped = replace(model, max_batch=float(max(target, model.init_batch)))
+    best = best_batch(capped, nodes, gpus)
+    low = np.maximum(model.init_batch, model.min_local_batch * np.asarray(gpus, dtype=float))
+    for i in np.flatnonzero(low > capped.max_batch):
+        one = best_batch(replace(model, max_batch=float(low[i])), [nodes[i]], [gpus[i]])
+        for name in ("goodput", "throughput", "local_batch", "accumulation", "batch"):
+            getattr(best, name)[i] = getattr(one, name)[0]
+    return best
 
 
 def job_document(

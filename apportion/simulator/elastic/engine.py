@@ -55,7 +55,13 @@ def node_list(cluster: ClusterSpec) -> list[tuple[str, int, str]]:
 
 def make_jobs(workload: list[WorkloadJob], rigid: bool = False) -> list[ElasticJob]:
     return [
-        ElasticJob(j.name, application(j.application), j.time, j.batch_size if rigid else None)
+        ElasticJob(
+            j.name,
+            application(j.application),
+            j.time,
+            j.batch_size if rigid else None,
+            target_batch=j.batch_size,
+        )
         for j in sorted(workload, key=lambda j: j.time)
     ]
 

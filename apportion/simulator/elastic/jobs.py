@@ -43,6 +43,9 @@ class ElasticJob:
     app: Application
     arrival: float
     fixed_batch: int | None = None  # rigid: the trace's batch size
+    #: The trace's batch size: Sia's scheduler values an elastic job's configurations up to it
+    #: (`belief`), while the job itself trains at any batch up to its model's largest.
+    target_batch: int | None = None
     progress: float = 0.0
     epoch: int = 0
     gpu: str | None = None

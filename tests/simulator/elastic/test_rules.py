@@ -94,3 +94,30 @@ def test_sia_takes_whole_nodes_first_and_skips_what_does_not_fit() -> None:
     wanted = {"small": Want("t4", 1), "big": Want("t4", 8, 2), "late": Want("t4", 4)}
     # by GPUs: big takes n0, n1 whole; late (4) n2; small finds nothing free and is skipped
     assert sia_layout(nodes, wanted) == {"big": {"n0": 4, "n1": 4}, "late": {"n2": 4}}
+
+
+def _ran(target: int | None) -> ElasticJob:
+    job = ElasticJob("y", application("yolov3"), arrival=0.0, target_batch=target)
+    job.place(0.0, "t4", {"t4-0": 4})
+    for now in (0.0, 60.0, 120.0):
+        job.advance(now, 60.0)
+    return job
+
+
+def test_configurations_are_valued_up_to_the_trace_batch_only() -> None:
+    from apportion.refdata.sia import SIA_CLUSTER
+    from apportion.simulator.elastic.belief import cluster_shapes, offer
+
+    app = application("yolov3")
+    capped, free = _ran(app.init_batch), _ran(None)
+    assert capped.params == free.params  # the job ran alike: only its valuation differs
+    shapes = cluster_shapes(SIA_CLUSTER)
+    for (shape, config), (_, unbounded) in zip(
+        offer(capped, shapes, SIA_CLUSTER), offer(free, shapes, SIA_CLUSTER), strict=True
+    ):
+        # at M0 for one GPU's worth, else exactly b_min·R (the only size Sia then samples)
+        low = max(app.init_batch, app.min_local_batch(shape.gpu) * shape.gpus)
+        assert config["batch_size"] == low
+        assert config["goodput"] <= unbounded["goodput"] * (1 + 1e-9)
+    # the batch the job trains at is not bounded by the trace's
+    assert capped.gpus * capped.micro * (capped.steps + 1) > app.init_batch
