@@ -111,7 +111,7 @@ def table(rows: list[tuple[Workload, float, float]], source: str) -> str:
         )
     within = sum(abs(m / t - 1) <= TARGET for _, t, m in rows)
     overall = sum(m for _, _, m in rows) / sum(t for _, t, _ in rows) - 1
-    lines.append(f"within ±{TARGET:.0%}: {within} of {len(rows)}; all jobs: {overall:+.1%}")
+    lines.append(f"within ±{TARGET:.0%}: {within} of {len(rows)}; summed means: {overall:+.1%}")
     return "\n".join(lines)
 
 

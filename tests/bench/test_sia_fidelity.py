@@ -40,5 +40,5 @@ def test_the_table_counts_what_is_within_five_percent() -> None:
     rows = [(Workload("saturn", 1, 15), 3600.0, 3700.0), (Workload("saturn", 1, 25), 3600.0, 4.0e3)]
     out = table(rows, "recorded")
     assert "+2.8%" in out and "+11.1%" in out
-    assert "within ±5%: 1 of 2; all jobs: +6.9%" in out
+    assert "within ±5%: 1 of 2; summed means: +6.9%" in out
     assert out.splitlines()[1].startswith("saturn 1, first 15")
