@@ -94,7 +94,7 @@ def _timing(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--round-seconds",
         type=float,
-        help="Round length (default: 360; 60, Sia's, for elastic policies).",
+        help="Round length; 60 (Sia's) for an elastic policy unless given (default: 360.0).",
     )
     command.add_argument(
         "--round-rule",
