@@ -47,6 +47,7 @@ SLOW_PATHS: tuple[str, ...] = (
     "test_architecture.py::test_every_fixture_is_a_snapshot_that_solves",
     "test_architecture.py::test_a_max_min_run_imports_nothing_heavy",
     "cli/test_robustness.py",
+    "cli/test_simulate_elastic.py",
     "conformance/test_conformance.py",
     "formulations/fairness/test_fleet.py",
     "formulations/objectives/test_finish_time_fairness.py::test_jobs_far_past_their_isolated_finish_have_rho_near_1e3",

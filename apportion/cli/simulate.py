@@ -1,7 +1,8 @@
 """`solve simulate KIND [SOURCE]`: replay a trace under one or more policies.
 
 One policy, seed and load is one run in this process, with a progress bar on a terminal; more
-make a sweep over a process pool. The summary goes to stdout (a table on a terminal, JSON when
+make a sweep over a process pool. An elastic policy on Sia's workloads runs the elastic
+simulation (`simulate_elastic`). The summary goes to stdout (a table on a terminal, JSON when
 piped); `--output`, `--timeseries` and `--summary` write the per-job records, the time series
 and the summary. Exit codes as `solve`: 0 done, 1 a policy failed, 2 invalid input.
 """
@@ -39,10 +40,12 @@ T = TypeVar("T")
 
 def simulate_command(args: argparse.Namespace) -> int:
     """Replay a job trace under a policy (or a sweep of them) and report the outcome."""
+    from apportion.cli.simulate_elastic import elastic_command, wants_elastic
     from apportion.simulator.clients import PolicyError
     from apportion.solver.errors import InputError
 
-    runs = _runs(args)
+    elastic = wants_elastic(args)
+    runs = [] if elastic else _runs(args)
     outputs = (
         (args.output, "--output"),
         (args.timeseries, "--timeseries"),
@@ -52,7 +55,12 @@ def simulate_command(args: argparse.Namespace) -> int:
         if path is not None:
             check_writable(path, flag)
     try:
-        rows, records, series = _single(runs[0], args) if len(runs) == 1 else _sweep(runs, args)
+        if elastic:
+            rows, records, series = elastic_command(args)
+        elif len(runs) == 1:
+            rows, records, series = _single(runs[0], args)
+        else:
+            rows, records, series = _sweep(runs, args)
     except InputError as exc:  # a trace file the reader cannot use
         raise UsageError(f"invalid input: {exc.one_line(limit=None)}") from None
     except ValueError as exc:  # settings the trace refuses (a mode its placement rules forbid)
@@ -212,7 +220,7 @@ def _config(args: argparse.Namespace) -> SimConfig:
     return SimConfig(
         options=parse_options(args.option),
         mode=Mode(args.mode),
-        round_seconds=args.round_seconds,
+        round_seconds=SimConfig.round_seconds if args.round_seconds is None else args.round_seconds,
         **{key: value for key, value in serving.items() if value is not None},
         lease_seconds=args.lease_seconds,
         call_seconds=args.call_seconds,

@@ -20,6 +20,7 @@ met, utilization and policy time.
   solve simulate chronus --policy deadline_admission,chronus_one_by_one,edf,srtf --mode leases \
       --overhead chronus --cluster gpu=16 --gpus-per-node 8 --load 3.5
   solve simulate deepshare --policy contention_placement -o w1=0.7 --output records.csv
+  solve simulate sia --policy sia,ones_search --jobs 25
   solve simulate philly --load 1.25 --policy yarn_cs,tiresias_las --mode schedule \
         --preemption-seconds 62
 
@@ -70,7 +71,9 @@ def _policy(command: argparse.ArgumentParser) -> None:
         default="max_min_fairness",
         help="apportion policy (or an alias, or Gavel's name: max_min_fairness_perf, "
         "max_min_fairness_packed, ...; `solve policies` lists them) or baseline (srtf, las, "
-        "2d_las, edf, fifo_baseline, yarn_cs, max_min_agnostic); comma-separated for a sweep.",
+        "2d_las, edf, fifo_baseline, yarn_cs, max_min_agnostic); comma-separated for a sweep. "
+        "On sia traces an elastic policy (sia, ones, elastic_max_min, elastic_max_goodput) or "
+        "ones_search (ONES's search) runs the jobs elastic.",
     )
     command.add_argument(
         "-o",
@@ -89,7 +92,11 @@ def _policy(command: argparse.ArgumentParser) -> None:
 
 
 def _timing(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--round-seconds", type=float, default=360.0, help="Round length.")
+    command.add_argument(
+        "--round-seconds",
+        type=float,
+        help="Round length; 60 (Sia's) for an elastic policy unless given (default: 360.0).",
+    )
     command.add_argument(
         "--round-rule",
         choices=("gavel", "deficit"),

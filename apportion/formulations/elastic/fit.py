@@ -102,9 +102,11 @@ def fit_perf_params(
     step_time: ArrayLike,
     sync_time: ArrayLike,
     start: PerfParams | None = None,
+    tolerance: float = TOLERANCE,
 ) -> PerfParams:
     """The throughput model fitted to observed configurations (one value per observation);
-    `start` (an earlier fit, when a job adds an observation) only speeds the search up."""
+    `start` (an earlier fit, when a job adds an observation) only speeds the search up;
+    `tolerance` is where the search stops (Sia's simulator: 1e-5)."""
     n = np.asarray(nodes, dtype=float)
     r = np.asarray(replicas, dtype=float)
     b = np.asarray(local_batch, dtype=float)
@@ -133,7 +135,7 @@ def fit_perf_params(
             jac=True,
             method="L-BFGS-B",
             bounds=list(zip(LOWER[free], UPPER[free], strict=True)),
-            tol=TOLERANCE,
+            tol=tolerance,
         )
     values[free] = result.x
     if not np.any(n > 1):

@@ -9,16 +9,19 @@ job's own goodput model.
   goodput of the first type it has a model for (same replicas, nodes as that type needs) times
   the ratio of the two types' single-GPU throughputs (Sia's projection); a job without any
   model gets goodput 1 on every one-GPU shape only.
+- Batch sizes valued: up to the trace's batch size of the job (Sia's `get_speedup_fn` bounds
+  them by its `target_batch_size`), or exactly b_min·R where that is larger; the job itself then
+  trains at the best batch up to its model's largest (`ElasticJob.choose_batch`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from apportion.formulations.elastic.goodput import best_batch
+from apportion.formulations.elastic.goodput import BatchChoice, JobModel, best_batch
 from apportion.formulations.elastic.shapes import node_shapes
 from apportion.refdata.sia import ClusterSpec
 from apportion.simulator.elastic.jobs import ElasticJob
@@ -86,7 +89,7 @@ def offer(
         )
         model = job.model(source)
         assert model is not None
-        best = best_batch(model, nodes, gpus)
+        best = valued(model, nodes, gpus, job.target_batch)
         ratio = 1.0
         if source != gpu:
             profiles = job.app.profiles
@@ -112,10 +115,31 @@ def offer(
     return out
 
 
+def valued(model: JobModel, nodes: Any, gpus: Any, target: int | None) -> BatchChoice:
+    """`best_batch` over batch sizes up to `target` (all of the model's without one); where
+    b_min·R exceeds `target`, at b_min·R (Sia's `GoodputFunction.optimize` then samples that
+    one size)."""
+    if target is None:
+        return best_batch(model, nodes, gpus)
+    capped = replace(model, max_batch=float(max(target, model.init_batch)))
+    best = best_batch(capped, nodes, gpus)
+    low = np.maximum(model.init_batch, model.min_local_batch * np.asarray(gpus, dtype=float))
+    for i in np.flatnonzero(low > capped.max_batch):
+        one = best_batch(replace(model, max_batch=float(low[i])), [nodes[i]], [gpus[i]])
+        for name in ("goodput", "throughput", "local_batch", "accumulation", "batch"):
+            getattr(best, name)[i] = getattr(one, name)[0]
+    return best
+
+
 def job_document(
-    job: ElasticJob, now: float, offered: list[tuple[Shape, dict[str, Any]]]
+    job: ElasticJob,
+    now: float,
+    offered: list[tuple[Shape, dict[str, Any]]],
+    chosen: Shape | None = None,
 ) -> dict[str, Any]:
-    """The job as the snapshot's `elastic` job: its configurations and where it stands."""
+    """The job as the snapshot's `elastic` job: its configurations and where it stands: the
+    configuration the policy chose for it last (`chosen`, as Sia's policy remembers it; by
+    default read from the nodes it runs on)."""
     spec: dict[str, Any] = {
         "configurations": [config for _, config in offered],
         "age": max(now - job.arrival, 0.0),
@@ -125,7 +149,8 @@ def job_document(
         "remaining": job.remaining() * job.app.init_batch,
     }
     if job.gpu is not None and job.placement:
-        current = {"gpu_type": job.gpu, "gpus": job.gpus, "nodes": len(job.placement)}
+        shape = chosen or Shape(job.gpu, len(job.placement), job.gpus)
+        current = {"gpu_type": shape.gpu, "gpus": shape.gpus, "nodes": shape.nodes}
         if any(_matches(config, current) for _, config in offered):
             spec["current"] = current
             spec["pinned"] = job.delay > 0

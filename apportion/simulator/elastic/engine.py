@@ -40,6 +40,8 @@ class ElasticResult:
     records: pd.DataFrame
     summary: dict[str, Any]
     call_seconds: list[float] = field(default_factory=list)
+    #: One row per decision: time, jobs waiting or running, jobs running, GPUs held.
+    timeseries: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def node_list(cluster: ClusterSpec) -> list[tuple[str, int, str]]:
@@ -53,7 +55,13 @@ def node_list(cluster: ClusterSpec) -> list[tuple[str, int, str]]:
 
 def make_jobs(workload: list[WorkloadJob], rigid: bool = False) -> list[ElasticJob]:
     return [
-        ElasticJob(j.name, application(j.application), j.time, j.batch_size if rigid else None)
+        ElasticJob(
+            j.name,
+            application(j.application),
+            j.time,
+            j.batch_size if rigid else None,
+            target_batch=j.batch_size,
+        )
         for j in sorted(workload, key=lambda j: j.time)
     ]
 
@@ -68,7 +76,7 @@ def simulate_elastic(
     jobs = make_jobs(workload)
     type_of = {node: gpu for node, _, gpu in node_list(cluster)}
     length = config.round_seconds
-    now, calls = 0.0, []
+    now, calls, series = 0.0, [], []
     arrivals = np.array([j.arrival for j in jobs])
     started = time.perf_counter()
     while any(not j.done for j in jobs):
@@ -85,11 +93,14 @@ def simulate_elastic(
         for job in active:
             held = decision.get(job.name, {})
             job.place(now, type_of[next(iter(held))] if held else None, held)
+        running = [job for job in active if job.placement]
+        series.append((now, len(active), len(running), sum(job.gpus for job in running)))
         for job in active:
             job.advance(now, length)
         now += length
     wall = time.perf_counter() - started
-    return ElasticResult(decider.name, records(jobs), summary(jobs, calls, wall), calls)
+    frame = pd.DataFrame(series, columns=["time", "active", "running", "gpus_busy"])
+    return ElasticResult(decider.name, records(jobs), summary(jobs, calls, wall), calls, frame)
 
 
 def records(jobs: list[ElasticJob]) -> pd.DataFrame:

@@ -26,17 +26,15 @@ from apportion.formulations.elastic.goodput import (
     JobModel,
     PerfParams,
     best_batch,
-    compute_time,
     gain,
-    iteration_time,
     split_batch,
 )
 from apportion.refdata.sia import Application
 from apportion.simulator.elastic.truth import Placement, truth
 
 Observation = tuple[int, int, int]  # nodes, replicas, micro-batch
-#: A new observation predicted within this (relative, step and compute time) adds no refit.
-SURPRISE = 0.02
+#: Where Sia's simulator stops a fit (its `fit_perf_params`): the models it acts on are these.
+FIT_TOLERANCE = 1e-5
 
 
 @dataclass
@@ -45,6 +43,9 @@ class ElasticJob:
     app: Application
     arrival: float
     fixed_batch: int | None = None  # rigid: the trace's batch size
+    #: The trace's batch size: Sia's scheduler values an elastic job's configurations up to it
+    #: (`belief`), while the job itself trains at any batch up to its model's largest.
+    target_batch: int | None = None
     progress: float = 0.0
     epoch: int = 0
     gpu: str | None = None
@@ -116,14 +117,17 @@ class ElasticJob:
 
     def place(self, now: float, gpu: str | None, nodes: dict[str, int]) -> bool:
         """Run on `nodes` (node → GPUs) of type `gpu` from now (none: stop); True when that
-        restarts it (any change of nodes or GPUs: it checkpoints and restores)."""
+        restarts it. As in Sia's simulator, only a new GPU type or a new shape (GPUs per node,
+        in the order taken) restarts a job (it checkpoints and restores); other nodes of the
+        same shape are taken over as they are, a restart under way included."""
         if gpu is None or not nodes:
             self.gpu, self.placement, self.nodes, self.delay = None, (), {}, 0.0
             return False
-        if gpu == self.gpu and nodes == self.nodes:
+        shape = tuple(nodes.values())
+        self.nodes = dict(nodes)
+        if gpu == self.gpu and shape == self.placement:
             return False
-        self.gpu, self.nodes = gpu, dict(nodes)
-        self.placement = tuple(sorted(nodes.values(), reverse=True))
+        self.gpu, self.placement = gpu, shape
         self.delay = self.app.restart_seconds
         self.restarts += 1
         self.epochs_since_change = 0
@@ -155,7 +159,8 @@ class ElasticJob:
                 self.gpu_seconds += left * gpus
                 left = 0.0
                 break
-            used = (target - self.progress) / rate
+            # Sia's simulator counts whole seconds to an epoch's end (its `Job.step`)
+            used = min(float(round((target - self.progress) / rate)), left)
             self.progress, self.epoch = target, self.epoch + 1
             self.epochs_since_change += 1
             clock += used
@@ -192,25 +197,12 @@ class ElasticJob:
         if key in seen or step <= sync:
             return
         seen[key] = (step, sync)
-        if self._predicts(key, step, sync):
-            return
+        # Sia refits at every new observation, each fit from the same starting point
         n, r, b = (np.array(v, dtype=float) for v in zip(*seen, strict=True))
         times = np.array(list(seen.values()))
         self.params[self.gpu] = fit_perf_params(
-            n, r, b, times[:, 0], times[:, 1], start=self.params.get(self.gpu)
+            n, r, b, times[:, 0], times[:, 1], tolerance=FIT_TOLERANCE
         )
-
-    def _predicts(self, key: Observation, step: float, sync: float) -> bool:
-        """The current fit already predicts a new observation within `SURPRISE`: it is kept
-        for the next fit but does not trigger one (Sia refits at every new observation; the
-        fits would take most of a simulation's time)."""
-        params = self.params.get(self.gpu or "")
-        if params is None:
-            return False
-        n, r, b = key
-        compute = float(compute_time(params, b))
-        total = float(iteration_time(params, n, r, b))
-        return abs(compute / (step - sync) - 1) < SURPRISE and abs(total / step - 1) < SURPRISE
 
     def choose_batch(self) -> None:
         """Micro-batch and accumulation steps on the current placement (Sia's

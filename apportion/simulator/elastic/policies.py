@@ -1,7 +1,9 @@
 """Deciders of the elastic simulation that ask one of apportion's elastic policies (`sia`,
 `ones`, `elastic_max_goodput`): each round a snapshot of the active jobs with the configurations
 Sia's scheduler would offer them (`belief`), solved in process, enacted on nodes by
-`mechanism.elastic`. A solve that gives no usable answer leaves every job where it is."""
+`layout` (as Sia's simulator lays them out, afresh each round: the default) or
+`mechanism.elastic` (jobs kept on their nodes: `layout="keep"`). A solve that gives no usable
+answer leaves every job where it is."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from apportion.refdata.sia import ClusterSpec
 from apportion.simulator.elastic.belief import Shape, cluster_shapes, job_document, offer
 from apportion.simulator.elastic.engine import Decision, node_list
 from apportion.simulator.elastic.jobs import ElasticJob
+from apportion.simulator.elastic.layout import sia_layout
 
 if TYPE_CHECKING:
     from apportion.solver.result import SolveResult
@@ -20,13 +23,25 @@ if TYPE_CHECKING:
 USABLE = frozenset({"optimal", "feasible"})
 #: Per job name, the (shape, configuration) pairs it was offered.
 Offers = dict[str, list[tuple[Shape, dict[str, Any]]]]
+#: How chosen configurations land on nodes: Sia's simulator's layout, or jobs kept in place.
+LAYOUTS = ("sia", "keep")
 
 
 class ApportionElastic:
     """An apportion policy over the configurations Sia offers each job."""
 
-    def __init__(self, policy: str, cluster: ClusterSpec, options: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        policy: str,
+        cluster: ClusterSpec,
+        options: Mapping[str, Any] | None = None,
+        layout: str = "sia",
+    ):
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
         self.name = policy
+        self.layout = layout
+        self.chosen: dict[str, Shape] = {}  # the configuration each job was given last
         self.policy = policy
         # Counted work, not the wall clock, bounds each call, on one solver thread: a run is a
         # function of its inputs (`simulator.enact.policy_options`).
@@ -47,7 +62,10 @@ class ApportionElastic:
         offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
         snapshot = {
             "gpu_types": self.gpu_types,
-            "jobs": [job_document(job, now, offers[job.name]) for job in active],
+            "jobs": [
+                job_document(job, now, offers[job.name], self.chosen.get(job.name))
+                for job in active
+            ],
         }
         result = solve(snapshot, policy=self.policy, options=self.options)
         self.solver_seconds.append(result.solver.total_seconds)
@@ -64,6 +82,13 @@ class ApportionElastic:
             if isinstance(label, int):
                 shape: Shape = offers[job.name][label][0]
                 wanted[job.name] = Want(shape.gpu, shape.gpus, shape.nodes)
+        return self.lay_out(wanted, held)
+
+    def lay_out(self, wanted: dict[str, Want], held: Decision) -> Decision:
+        """Nodes for the configurations `wanted` (job → configuration, in the jobs' order)."""
+        self.chosen = {job: Shape(w.gpu_type, w.nodes, w.gpus) for job, w in wanted.items()}
+        if self.layout == "sia":
+            return sia_layout(self.nodes, wanted)
         return place(self.nodes, wanted, held).placements
 
 
@@ -75,8 +100,14 @@ class SharedElastic(ApportionElastic):
     GPUs (Gavel's deficit rule over configurations). A job stays in the configuration it runs in
     while that configuration has a share (a switch costs a restart: Gavel's lease extension)."""
 
-    def __init__(self, policy: str, cluster: ClusterSpec, options: Mapping[str, Any] | None = None):
-        super().__init__(policy, cluster, options)
+    def __init__(
+        self,
+        policy: str,
+        cluster: ClusterSpec,
+        options: Mapping[str, Any] | None = None,
+        layout: str = "sia",
+    ):
+        super().__init__(policy, cluster, options, layout)
         self.deficit: dict[str, dict[Shape, float]] = {}
 
     def decide(self, now: float, active: list[ElasticJob]) -> Decision:
@@ -97,7 +128,7 @@ class SharedElastic(ApportionElastic):
         for name, want in wanted.items():
             shape = Shape(want.gpu_type, want.nodes, want.gpus)
             self.deficit[name][shape] -= 1.0
-        return place(self.nodes, wanted, held).placements
+        return self.lay_out(wanted, held)
 
     def _choose(self, active: list[ElasticJob], given: dict[str, set[Shape]]) -> dict[str, Want]:
         free = dict(self.cluster.gpus)

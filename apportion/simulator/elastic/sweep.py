@@ -9,14 +9,21 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+if TYPE_CHECKING:
+    from apportion.refdata.sia import ClusterSpec
+    from apportion.simulator.elastic.engine import Decider
+
 RIGID = "rigid:"
+#: apportion's elastic policies (their own names), and ONES's search, the elastic baseline.
+ELASTIC_POLICIES = ("sia", "ones", "elastic_max_min", "elastic_max_goodput")
+ONES_SEARCH = "ones_search"
 #: Gavel's round length in Sia's experiments.
 RIGID_ROUND_SECONDS = 360.0
 
@@ -49,19 +56,31 @@ def run_one(run: ElasticRun) -> ElasticOutcome:
     if run.policy.startswith(RIGID):
         return _rigid(run, jobs, started)
     from apportion.simulator.elastic.engine import simulate_elastic
-    from apportion.simulator.elastic.ones import OnesSearch
-    from apportion.simulator.elastic.policies import ApportionElastic, SharedElastic
 
-    decider: Any
-    if run.policy == "ones_search":
-        decider = OnesSearch(sia.SIA_CLUSTER, seed=run.seed, **dict(run.options))
-    elif run.policy == "elastic_max_min":
-        decider = SharedElastic(run.policy, sia.SIA_CLUSTER, dict(run.options))
-    else:
-        decider = ApportionElastic(run.policy, sia.SIA_CLUSTER, dict(run.options))
+    decider = make_decider(run.policy, sia.SIA_CLUSTER, dict(run.options), run.seed)
     result = simulate_elastic(jobs, sia.SIA_CLUSTER, decider)
     elapsed = time.perf_counter() - started
     return ElasticOutcome(run, result.summary, result.records, elapsed, result.call_seconds)
+
+
+def make_decider(
+    policy: str, cluster: ClusterSpec, options: Mapping[str, Any], seed: int = 0
+) -> Decider:
+    """The decider for an elastic policy (any of its names) or `ones_search`."""
+    from apportion.simulator.elastic.ones import OnesSearch
+    from apportion.simulator.elastic.policies import ApportionElastic, SharedElastic
+    from apportion.solver.registry import resolve
+
+    if policy == ONES_SEARCH:
+        decider: Decider = OnesSearch(cluster, seed=seed, **dict(options))
+        return decider
+    resolved = resolve(policy)
+    if resolved is None or resolved.policy not in ELASTIC_POLICIES:
+        raise ValueError(f"{policy!r} is not an elastic policy")
+    name = resolved.policy
+    if name == "elastic_max_min":
+        return SharedElastic(name, cluster, options)
+    return ApportionElastic(name, cluster, options)
 
 
 def _rigid(run: ElasticRun, jobs: list[Any], started: float) -> ElasticOutcome:

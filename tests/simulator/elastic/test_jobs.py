@@ -26,12 +26,13 @@ def test_a_new_job_restores_then_progresses_at_its_first_batch() -> None:
     assert job.restarts == 0 and job.params["t4"] is not None and job.grad is not None
 
 
-def test_keeping_the_nodes_costs_nothing_and_a_move_restarts() -> None:
+def test_keeping_the_shape_costs_nothing_and_a_new_shape_restarts() -> None:
     job = ElasticJob("c", application("cifar10"), arrival=0.0)
     job.place(0.0, "t4", {"t4-0": 1})
     job.advance(0.0, 60.0)
     assert job.place(60.0, "t4", {"t4-0": 1}) is False and job.delay == 0.0
-    assert job.place(60.0, "t4", {"t4-1": 1}) is True
+    assert job.place(60.0, "t4", {"t4-1": 1}) is False and job.nodes == {"t4-1": 1}
+    assert job.place(60.0, "t4", {"t4-1": 2}) is True
     assert job.delay == 50.0 and job.restarts == 1
     assert job.place(60.0, None, {}) is False and job.gpus == 0
 
