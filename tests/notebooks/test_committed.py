@@ -125,6 +125,29 @@ def _elasticity(q: dict[str, Any]) -> list[str]:
     ]
 
 
+def _estimation(q: dict[str, Any]) -> list[str]:
+    three = q["pairs"]["3"]
+
+    def run(trace: str, estimator: str) -> dict[str, Any]:
+        match = (trace, 0.3, estimator)
+        return next(r for r in q["noise"] if (r["trace"], r["sigma"], r["estimator"]) == match)
+
+    figures = [
+        f"{three['ours']:.3f} against {three['naive']:.3f}",
+        f"**{three['ours ÷ naive']:.2f}×**",
+        f"{q['pairs']['1']['ours ÷ naive']:.2f}×",
+        f"{100 * three['in 95 % interval']:.1f} %",
+    ]
+    gavel, poisson = q["jobs"]
+    figures += [f"**{run(t, 'online')['jct_vs_oracle']:.4f}×**" for t in (gavel, poisson)]
+    figures.append(
+        " and ".join(f"{run(t, 'none')['jct_vs_oracle']:.4f}×" for t in (gavel, poisson))
+    )
+    for trace in (gavel, poisson):
+        figures += [f"{run(trace, e)['worst_share']:.2f}" for e in ("oracle", "none", "online")]
+    return figures
+
+
 #: Per notebook, the figures its first cell must state, read from its saved quote (a notebook
 #: joins by adding its entry here).
 HEADLINES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -134,6 +157,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "contention.ipynb": _contention,
     "deadlines.ipynb": _deadlines,
     "elasticity.ipynb": _elasticity,
+    "estimation.ipynb": _estimation,
 }
 
 

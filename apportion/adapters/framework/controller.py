@@ -45,13 +45,13 @@ from apportion.adapters.framework.integration import (
     Identified,
     Integration,
     ReadError,
-    Restarts,
     Seen,
 )
+from apportion.adapters.framework.learning import Reports, learn_round
 from apportion.adapters.framework.lock import InstanceLock, claim
 from apportion.adapters.framework.planner import Decision, PlanError, RoundPlanner
-from apportion.adapters.framework.stale import recheck
-from apportion.adapters.framework.view import Job, View
+from apportion.adapters.framework.stale import back_in_queue, recheck
+from apportion.adapters.framework.view import Job, Managed, View
 from apportion.mechanism import Round
 
 S = TypeVar("S")
@@ -154,6 +154,7 @@ class Controller(Generic[S, J]):
             self.log.exception("reading_failed", round=self.number)
             return self._unchanged(f"reading {name} failed: {type(exc).__name__}: {exc}")
         received, others = self._count(seen, managed.jobs)
+        managed = self._learn(managed, {s.id for s in seen}, received)
         view = View.build(
             managed, received, allow_preemption=self.settings.allow_preemption, held=others
         )
@@ -230,6 +231,18 @@ class Controller(Generic[S, J]):
         self._save(current.with_holds(mine))
         return current.received, others
 
+    def _learn(
+        self, managed: Managed[J], listed: set[str], received: dict[str, dict[str, float]]
+    ) -> Managed[J]:
+        """The managed jobs with the rows their reported progress taught (`learning`)."""
+        if not isinstance(self.integration, Reports) or self.ledger is None:
+            return managed
+        client, book = self.planner.client, self.ledger
+        managed, kept = learn_round(client, self.integration, managed, listed, received, book)
+        if kept is not None:
+            self._save(kept)
+        return managed
+
     def _save(self, current: ledger.Ledger) -> None:
         self.ledger = current
         if not self.settings.dry_run:
@@ -280,7 +293,8 @@ class Controller(Generic[S, J]):
         broke: set[str] = set()
         abandoned, _ = self._each(view, actions, actions, "commands", failed, done, broke)
         waiting = [a for a in actions if a.then and a.job in done] if abandoned is None else []
-        back = self._back_in_queue({a.job for a in waiting}) if waiting else set()
+        jobs, wait = {a.job for a in waiting}, self.settings.requeue_wait
+        back = back_in_queue(self.integration, jobs, wait, self.log) if waiting else set()
         for action in waiting:
             if action.job not in back:
                 why = "still stopping after its requeue; the next round restarts it"
@@ -354,22 +368,6 @@ class Controller(Generic[S, J]):
                     return why
         ran.add(action.job)  # (no command at all)
         return None
-
-    def _back_in_queue(self, jobs: set[str]) -> set[str]:
-        """The jobs among `jobs` the integration has back in the queue, polled for at most
-        `requeue_wait` seconds; all of them at once when its `stop` completes at once."""
-        if not isinstance(self.integration, Restarts):
-            return jobs
-        deadline = time.monotonic() + self.settings.requeue_wait
-        back: set[str] = set()
-        while True:
-            try:
-                back = self.integration.back_in_queue(jobs)
-            except ReadError as exc:
-                self.log.error("cannot_read", error=str(exc))
-            if back >= jobs or time.monotonic() >= deadline:
-                return back
-            time.sleep(0.2)
 
     def _unchanged(self, why: str, view: View[J] | None = None) -> RoundReport[J]:
         self.log.error("round_unchanged", round=self.number, reason=why, note="changed nothing")

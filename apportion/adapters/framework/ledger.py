@@ -7,11 +7,14 @@ observation (or since the scheduler started it, when later) on the GPU type it r
 file is JSON,
 
     {"version": 1, "updated": <seconds since the epoch>, "received": {job: {type: seconds}},
-     "holds": {job: the scheduler's word for the hold, "" until seen}, "known": [job, ...]}
+     "holds": {job: the scheduler's word for the hold, "" until seen}, "known": [job, ...],
+     "steps": {job: {"steps": N, "received": {type: seconds}}}, "estimate": {...} or null}
 
 `holds` are the jobs the adapter holds (it held them, or found them held when it first saw
 them: held at submission for it to start), `known` the jobs the scheduler listed at the last
-observation; a held job that is neither is held by someone else (`holds`, module).
+observation; a held job that is neither is held by someone else (`holds`, module). `steps`
+and `estimate` are what the adapter learns from the progress jobs report (`learning`): each
+reporting job's baseline and the estimate document; both optional, so older files load.
 
 The file is written to a temporary file next to it and renamed over it, so a crash never
 leaves half a file, and each good file is also kept as `<file>.last-good`. After a restart the
@@ -28,9 +31,9 @@ import json
 import os
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,6 +47,13 @@ CLOCK_SLACK = 60.0
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
+class _Baseline(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    steps: Seconds  # a count of steps: finite and non-negative as seconds are
+    received: dict[str, Seconds]
+
+
 class _File(BaseModel):
     """The state file's schema (checked on load; errors name the field)."""
 
@@ -54,6 +64,8 @@ class _File(BaseModel):
     received: dict[str, dict[str, Seconds]]
     holds: dict[str, str] = {}
     known: list[str] = []
+    steps: dict[str, _Baseline] = {}
+    estimate: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,8 @@ class Ledger:
     received: dict[str, dict[str, float]] = field(default_factory=dict)
     holds: dict[str, str] = field(default_factory=dict)
     known: frozenset[str] = frozenset()
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    estimate: dict[str, Any] | None = None
 
     @classmethod
     def rebuilt(cls, jobs: Iterable[Seen], now: float) -> Ledger:
@@ -87,10 +101,14 @@ class Ledger:
                 received[job.id] = mine
         listed = frozenset(job.id for job in jobs)
         holds = {j: why for j, why in self.holds.items() if j in listed}
-        return Ledger(updated=now, received=received, holds=holds, known=listed)
+        steps = {j: base for j, base in self.steps.items() if j in listed}
+        return Ledger(now, received, holds, listed, steps, self.estimate)
 
     def with_holds(self, holds: Mapping[str, str]) -> Ledger:
-        return Ledger(self.updated, self.received, dict(holds), self.known)
+        return replace(self, holds=dict(holds))
+
+    def with_learned(self, steps: dict[str, dict[str, Any]], estimate: dict[str, Any]) -> Ledger:
+        return replace(self, steps=steps, estimate=estimate)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -99,6 +117,8 @@ class Ledger:
             "received": self.received,
             "holds": self.holds,
             "known": sorted(self.known),
+            "steps": self.steps,
+            "estimate": self.estimate,
         }
 
 
@@ -150,7 +170,9 @@ def _problem(path: Path, now: float) -> Ledger | str:
         return f"{path}: {InputError.from_validation(exc, ('state',)).one_line()}"
     if data.updated > now + CLOCK_SLACK:
         return f"{path}: state.updated: {data.updated:.0f} is in the future (now {now:.0f})"
-    return Ledger(data.updated, data.received, data.holds, frozenset(data.known))
+    steps = {j: b.model_dump() for j, b in data.steps.items()}
+    known = frozenset(data.known)
+    return Ledger(data.updated, data.received, data.holds, known, steps, data.estimate)
 
 
 def refusal(path: Path, problem: str) -> str:

@@ -17,13 +17,14 @@ Jobs that ended by themselves only free GPUs: they do not make a plan stale.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
 import structlog
 
 from apportion.adapters.framework.actions import Action, Kind, nodes_text
-from apportion.adapters.framework.integration import Integration, ReadError
+from apportion.adapters.framework.integration import Integration, ReadError, Restarts
 from apportion.adapters.framework.view import Job, Managed, View
 
 
@@ -96,3 +97,22 @@ def _moved(view: View[Any], job: Job[Any], action: Action, done: bool, failed: b
         now = nodes_text(job.placement) if job.running else "waiting"
         return f"changed since the plan was made (was {was}, now {now})"
     return None
+
+
+def back_in_queue(
+    integration: Integration[Any, Any], jobs: set[str], wait: float, log: Any
+) -> set[str]:
+    """The jobs among `jobs` the integration has back in the queue, polled for at most `wait`
+    seconds; all of them at once when its `stop` completes at once."""
+    if not isinstance(integration, Restarts):
+        return jobs
+    deadline = time.monotonic() + wait
+    back: set[str] = set()
+    while True:
+        try:
+            back = integration.back_in_queue(jobs)
+        except ReadError as exc:
+            log.error("cannot_read", error=str(exc))
+        if back >= jobs or time.monotonic() >= deadline:
+            return back
+        time.sleep(0.2)

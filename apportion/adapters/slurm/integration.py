@@ -14,7 +14,9 @@ How a round is enacted (Slurm 22.05, as root or SlurmUser):
   does not start it behind the round's back.
 
 A `--gres=gpu:N` request asks for N GPUs on each of its nodes: a round that places it
-otherwise cannot be enacted, and the job waits (`misfit`). Nothing is ever cancelled.
+otherwise cannot be enacted, and the job waits (`misfit`). Nothing is ever cancelled. A job
+that reports its cumulative steps in its comment (`steps=N`) has its row learned from its
+progress (`framework.learning`, docs/ESTIMATION.md).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from apportion.adapters.framework.integration import (
 from apportion.adapters.framework.table import check_columns
 from apportion.adapters.framework.view import Job, Managed
 from apportion.adapters.slurm.managed import build_managed
+from apportion.adapters.slurm.mapping import reported_steps
 from apportion.adapters.slurm.scope import Scope
 from apportion.adapters.slurm.slurmcli import (
     UNUSABLE_NODE_FLAGS,
@@ -143,6 +146,13 @@ class SlurmIntegration:
         if len(placement) == source.node_count and all(g == each for g in placement.values()):
             return None
         return f"it asks for {each} GPUs on each of {source.node_count} node(s)"
+
+    def progress(self, job: Job[SlurmJob]) -> float | None:
+        """The cumulative steps the job reports in its comment (`steps=N`), or None."""
+        return reported_steps(job.source.comment)
+
+    def reference(self) -> Mapping[str, Mapping[str, float]]:
+        return self.table
 
     def identity(self) -> str:
         """The cluster (its name and controller) and the scope: one adapter each."""

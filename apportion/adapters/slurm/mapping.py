@@ -9,7 +9,8 @@ are separated by commas, semicolons or spaces: `--comment="apportion,model=resne
 (Slurm's own priority is not used as the weight: the adapter sets it to enact each round.) A
 job that asks for a GPU type (`--gres=gpu:v100:2`) can run only there; its row is cut down to
 that type. A job that asks for GPUs untyped (`--gres=gpu:2`, `--gpus=2`) may run on any type of
-its row: the round chooses.
+its row: the round chooses. A job may report its progress as `steps=N` (its cumulative steps,
+`reported_steps`): the adapter then learns its row from it (docs/ESTIMATION.md).
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ def comment_entries(comment: str) -> dict[str, str]:
     """The entries of a job comment: `model=resnet50,weight=2,apportion` →
     `{"model": "resnet50", "weight": "2", "apportion": ""}`."""
     return {m["key"]: m["value"] or "" for m in _ENTRY.finditer(comment)}
+
+
+def reported_steps(comment: str) -> float | None:
+    """The `steps=N` a job reports (a finite non-negative number), else None: a value that is
+    not one is taken as no report, never as a reason to leave the job alone."""
+    value = comment_entries(comment).get("steps")
+    try:
+        steps = float(value) if value else -1.0
+    except ValueError:
+        return None
+    return steps if math.isfinite(steps) and steps >= 0 else None
 
 
 def map_job(job: SlurmJob, table: Mapping[str, Mapping[str, float]]) -> Mapped | Unmapped:
