@@ -87,8 +87,14 @@ def _reference(spec: str | dict[str, Any]) -> Reference:
         return bundled()
     try:
         return user_table(dict(spec))
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise InputError.single(("reference",), f"not a reference table: {exc}") from None
+    except KeyError as exc:
+        raise InputError.single(("reference",), f"not a reference table: no {exc} field") from None
+    except (AttributeError, TypeError, ValueError, IndexError) as exc:
+        raise InputError.single(
+            ("reference",),
+            "not a reference table: expected {gpu_types, job_types: [{model, scale_factor, "
+            f"throughput: {{gpu_type: steps/s}}}}], pairs}} ({exc})",
+        ) from None
 
 
 def _estimates(

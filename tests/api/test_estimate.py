@@ -53,6 +53,30 @@ def test_every_bad_field_is_named() -> None:
     assert _post({"observations": [{"job": "x"}], "extra": 1}).status_code == 422
 
 
+@pytest.mark.parametrize(
+    ("reference", "says"),
+    [
+        (
+            {
+                "gpu_types": ["v100"],
+                "job_types": [{"model": "a", "scale_factor": 1, "throughput": [1]}],
+            },
+            "throughput: {gpu_type",
+        ),
+        ({"gpu_types": ["v100"]}, "no 'job_types' field"),
+        (
+            {"gpu_types": ["v100"], "job_types": [{"model": "a", "throughput": {}}]},
+            "no 'scale_factor' field",
+        ),
+    ],
+)
+def test_a_malformed_reference_table_is_a_422_naming_it(reference: Any, says: str) -> None:
+    response = _post({"reference": reference, "jobs": [{"id": "j"}]})
+    assert response.status_code == 422, response.text
+    error = response.json()["errors"][0]
+    assert error["loc"][-1] == "reference" and says in error["msg"]
+
+
 def test_the_route_is_typed_in_the_openapi_document() -> None:
     document = client.get("/openapi.json").json()
     operation = document["paths"]["/v1/estimate"]["post"]
