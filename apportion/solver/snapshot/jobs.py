@@ -22,6 +22,8 @@ from apportion.solver.snapshot.types import (
     Strict,
 )
 
+#: A relative error bound δ: the true value lies within [v·(1−δ), v·(1+δ)].
+Uncertainty = Annotated[float, PydanticStrict(True), Field(ge=0, le=1, allow_inf_nan=False)]
 # Node counts come as JSON object keys, which are strings.
 SpreadNodes = Annotated[int, PydanticStrict(False), Field(ge=1, le=MAX_COUNT)]
 
@@ -47,6 +49,12 @@ class Job(Strict):
     throughput: dict[Name, NonNegative] = Field(
         default_factory=dict,
         description="Steps/s of the whole job per GPU type; missing or 0 = cannot run there.",
+    )
+    throughput_uncertainty: dict[Name, Uncertainty] | None = Field(
+        default=None,
+        description="Relative error bound δ_jk per GPU type (0 to 1): the true throughput lies "
+        "in [T_jk·(1−δ_jk), T_jk·(1+δ_jk)] (robust policies); a type left out takes the "
+        "policy's `uncertainty` option.",
     )
     steps_remaining: NonNegative | None = Field(default=None, description="Steps left (R_j).")
     time_since_start: NonNegative | None = Field(
