@@ -21,9 +21,10 @@ smallest at T' = T^lo and prop_g(T') largest at T' = T^hi, so for every T' in th
              absolute throughput, w_j t* prop_j(T) / s_j, reached at T' = T^lo).
 
 Each job's `guaranteed_share` metric is the exact worst case of its realized share over the box
-under the returned allocation (`box.worst_shares`; at least t*), `guaranteed_throughput` is
-Σ_k T^lo_jk X_jk; `normalized_share` stays the nominal one (at T' = T). δ = 0 is max-min
-fairness. Space sharing is not offered: pair throughputs carry no uncertainty of their own.
+under the returned allocation (`formulations.uncertainty.worst_shares`; at least t*), and
+`guaranteed_throughput` is Σ_k T^lo_jk X_jk; `normalized_share` stays the nominal one (at
+T' = T). δ = 0 is max-min fairness. Space sharing is not offered: pair throughputs carry no
+uncertainty of their own.
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from apportion.formulations.fairness.box import (
+from apportion.formulations.fairness.run import solve_once
+from apportion.formulations.fairness.share_input import Entities, ShareInput, share_input
+from apportion.formulations.uncertainty import (
     reference_throughput,
     uncertainty_matrix,
     worst_shares,
 )
-from apportion.formulations.fairness.run import solve_once
-from apportion.formulations.fairness.share_input import Entities, ShareInput, share_input
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import SolveContext

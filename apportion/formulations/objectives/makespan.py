@@ -24,11 +24,18 @@ plans with one throughput per job on every type it may use (`formulations.object
 `finish_time` is then each job's at its true throughputs, while the objective and its bound are
 the plan's.
 
+Robust (`uncertainty`, or jobs' `throughput_uncertainty`, §1f): with T'_jk ∈ [T^lo_jk, T^hi_jk],
+X ≥ 0 makes Σ_k T'_jk X_jk ≥ Σ_k T^lo_jk X_jk, so the LP over T^lo is the exact robust
+counterpart: every job finishes by its M for every T' in the box, and `finish_time` is then
+each job's worst case, R_j / Σ_k T^lo_jk X_jk.
+
 Each job's finish time under X is R_j / eff_j(X) ≤ M. Jobs with no steps remaining need nothing;
 jobs that can run nowhere never finish: they are reported and the makespan covers the others.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,9 +55,11 @@ from apportion.formulations.objectives.demand import (
     solve_demand_lp,
 )
 from apportion.formulations.objectives.spare import normalized_value
+from apportion.formulations.uncertainty import uncertainty_matrix
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import SolveContext
+from apportion.solver.errors import InputError
 from apportion.solver.model import Sense
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy
@@ -85,6 +94,14 @@ class MakespanOptions(PolicyOptions):
         "assumes everywhere (Gavel: v100); unset, or a job with none there, each job's mean "
         "over the cluster's GPUs of the types it can use.",
     )
+    uncertainty: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Relative error bound δ of every throughput a job does not bound itself "
+        "(`throughput_uncertainty`): plan for the worst case T·(1−δ), so every job finishes by "
+        "the makespan whatever its true throughputs within the bounds.",
+    )
 
 
 def run(
@@ -94,6 +111,7 @@ def run(
     require_job_field(problem, problem.steps_remaining, everyone, "steps_remaining", NAME)
     aware = options.heterogeneity_aware
     check_reference_type(problem, aware, options.reference_type)
+    problem, robust = _worst_case(snapshot, problem, options)
     plan = planned_throughput(problem, aware, options.agnostic_definition, options.reference_type)
     steps = problem.steps_remaining
     reasons = problem.unplaceable_reasons()
@@ -113,6 +131,11 @@ def run(
     target = Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0), then_value=value)
     result = solve_demand_lp(jobs, target, ctx, groups)
     summary: dict[str, object] = {"grouping_rounds": result.rounds}
+    if robust:
+        summary["guarantee"] = (
+            "every job finishes by its finish_time (at most the makespan) for every throughput "
+            "within the stated uncertainty"
+        )
     merged = result.num_groups if ctx.options.merge_identical else None
     if not result.status.has_solution or not result.theta:
         failed = _outcome(
@@ -145,6 +168,22 @@ def run(
         )
     answer = _outcome(status, makespan, allocation, reasons, finish, warnings, summary, merged)
     return answer.but(solution=result.solution)
+
+
+def _worst_case(
+    snapshot: Snapshot, problem: ClusterArrays, options: MakespanOptions
+) -> tuple[ClusterArrays, bool]:
+    """The problem at T^lo = T (1 − δ) when any bound is given, and whether one was."""
+    delta, own = uncertainty_matrix(snapshot, problem, options.uncertainty)
+    if not (own or options.uncertainty > 0):
+        return problem, False
+    if not options.heterogeneity_aware:
+        raise InputError.single(
+            ("options", "uncertainty"),
+            "throughput bounds need measured throughputs: not available with "
+            "heterogeneity_aware=false",
+        )
+    return replace(problem, throughput=problem.throughput * (1.0 - delta)), True
 
 
 def _repaired(

@@ -1,4 +1,5 @@
-"""Throughputs known within a box: T'_jk ∈ [T_jk (1 − δ_jk), T_jk (1 + δ_jk)] (FORMULATIONS §1f).
+"""Throughputs known within a box: T'_jk ∈ [T_jk (1 − δ_jk), T_jk (1 + δ_jk)] (FORMULATIONS §1f),
+shared by the robust policies of every family.
 
 `uncertainty_matrix` reads δ from the snapshot (per job and type, the policy's scalar default
 elsewhere); `worst_shares` is the exact worst case, over the box, of each job's realized share
