@@ -24,6 +24,10 @@ from apportion.solver.snapshot.types import (
 
 #: A relative error bound δ: the true value lies within [v·(1−δ), v·(1+δ)].
 Uncertainty = Annotated[float, PydanticStrict(True), Field(ge=0, le=1, allow_inf_nan=False)]
+#: A relative error bound on a duration: the true one lies within [v·(1−δ), v·(1+δ)], δ ≤ 10.
+DurationUncertainty = Annotated[
+    float, PydanticStrict(True), Field(ge=0, le=10, allow_inf_nan=False)
+]
 # Node counts come as JSON object keys, which are strings.
 SpreadNodes = Annotated[int, PydanticStrict(False), Field(ge=1, le=MAX_COUNT)]
 
@@ -77,6 +81,12 @@ class Job(Strict):
         default=None,
         description="Estimated seconds of work left at its scale factor (deadline policies); "
         "else steps_remaining / throughput.",
+    )
+    remaining_time_uncertainty: DurationUncertainty | None = Field(
+        default=None,
+        description="Relative error bound δ of the remaining time (given or derived from "
+        "steps): the true one lies in [E·(1−δ), E·(1+δ)] (deadline policies, which then plan "
+        "for E·(1+δ)); missing: the policy's `uncertainty` option.",
     )
     job_class: JobClass | None = Field(
         default=None, description="strict, soft or best_effort; derived from deadlines if absent."
