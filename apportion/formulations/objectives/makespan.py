@@ -68,6 +68,10 @@ from apportion.solver.status import Status
 
 NAME = "makespan"
 CERTIFY_TOLERANCE = 1e-6
+GUARANTEE = (
+    "every job finishes by its finish_time (at most the makespan) for every throughput within "
+    "the stated uncertainty"
+)
 
 
 class MakespanOptions(PolicyOptions):
@@ -111,7 +115,7 @@ def run(
     require_job_field(problem, problem.steps_remaining, everyone, "steps_remaining", NAME)
     aware = options.heterogeneity_aware
     check_reference_type(problem, aware, options.reference_type)
-    problem, robust = _worst_case(snapshot, problem, options)
+    problem, robust = _worst_case(snapshot, problem, options)  # robust: its summary entries
     plan = planned_throughput(problem, aware, options.agnostic_definition, options.reference_type)
     steps = problem.steps_remaining
     reasons = problem.unplaceable_reasons()
@@ -130,12 +134,7 @@ def run(
     value = normalized_value(jobs.throughput, jobs.capacity) if options.pareto else None
     target = Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0), then_value=value)
     result = solve_demand_lp(jobs, target, ctx, groups)
-    summary: dict[str, object] = {"grouping_rounds": result.rounds}
-    if robust:
-        summary["guarantee"] = (
-            "every job finishes by its finish_time (at most the makespan) for every throughput "
-            "within the stated uncertainty"
-        )
+    summary: dict[str, object] = {"grouping_rounds": result.rounds, **robust}
     merged = result.num_groups if ctx.options.merge_identical else None
     if not result.status.has_solution or not result.theta:
         failed = _outcome(
@@ -172,18 +171,20 @@ def run(
 
 def _worst_case(
     snapshot: Snapshot, problem: ClusterArrays, options: MakespanOptions
-) -> tuple[ClusterArrays, bool]:
-    """The problem at T^lo = T (1 − δ) when any bound is given, and whether one was."""
+) -> tuple[ClusterArrays, dict[str, str]]:
+    """The problem at T^lo = T (1 − δ) when any bound is given, and what the answer then
+    guarantees (its summary entry; none without bounds)."""
     delta, own = uncertainty_matrix(snapshot, problem, options.uncertainty)
     if not (own or options.uncertainty > 0):
-        return problem, False
+        return problem, {}
     if not options.heterogeneity_aware:
         raise InputError.single(
             ("options", "uncertainty"),
             "throughput bounds need measured throughputs: not available with "
             "heterogeneity_aware=false",
         )
-    return replace(problem, throughput=problem.throughput * (1.0 - delta)), True
+    worst = replace(problem, throughput=problem.throughput * (1.0 - delta))
+    return worst, {"guarantee": GUARANTEE}
 
 
 def _repaired(
