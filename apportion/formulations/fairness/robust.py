@@ -1,30 +1,28 @@
 """Robust max-min fairness: shares that hold for every throughput in a box, FORMULATIONS §1f.
 
-The true throughputs are unknown within T'_jk ∈ [T_jk (1 − δ_jk), T_jk (1 + δ_jk)]
-(`throughput_uncertainty` per job and type, the `uncertainty` option elsewhere). With
-T^lo = T (1 − δ), T^hi = T (1 + δ) and the reference prop^ref_g = Σ_k T^ref_gk N_k / C, where
-T^ref = T^hi (`reference="box"`, the default) or T (`reference="stated"`):
+The true throughputs are unknown within T'_jk ∈ [T^lo_jk, T^hi_jk] = [T_jk (1 − δ_jk),
+T_jk (1 + δ_jk)] (`throughput_uncertainty` per job and type, the `uncertainty` option
+elsewhere). What is guaranteed, by `reference`:
+
+    box (default):  s_j Σ_k T'_jk X_jk / (w_j prop_j(T')) ≥ t*   for every T' in the box
+                    (each job's share against its own true reference throughput);
+    stated:         s_j Σ_k T'_jk X_jk / (w_j prop_j(T))  ≥ t*   for every T' in the box
+                    (an absolute throughput, w_j t* prop_j(T) / s_j, reached at T' = T^lo).
+
+`box` is the exact robust LP of `robust_lp.py` (the worst case of a ratio whose numerator and
+normaliser share the unknowns). `stated` has no unknown in the normaliser: with X ≥ 0 the worst
+case is T^lo, so it is the share LP of `share_lp.py` with T^lo in the share rows,
 
     maximize    t
-    subject to  (s_g / prop^ref_g) Σ_k T^lo_gk X_gk ≥ w_g t          ∀g   (share, worst case)
-                Σ_k X_gk ≤ 1                                        ∀g   (time)
-                Σ_g n_g s_g X_gk ≤ N_k                               ∀k   (capacity)
-                X_gk ∈ [0, 1] where the job can run on k, absent elsewhere
+    subject to  (s_g / prop_g(T)) Σ_k T^lo_gk X_gk ≥ w_g t          ∀g   (share, worst case)
+                Σ_k X_gk ≤ 1  ∀g,   Σ_g n_g s_g X_gk ≤ N_k  ∀k,   X ≥ 0 where the job can run
 
-the share LP of `share_lp.py` with T^lo in the share rows and the gain s_g / prop^ref_g; the
-Pareto stage (§1d) then maximizes the total worst-case share. Since X ≥ 0, Σ_k T'_gk X_gk is
-smallest at T' = T^lo and prop_g(T') largest at T' = T^hi, so for every T' in the box
+with max-min's Pareto stage (§1d) on the worst-case shares. Both are max-min fairness at δ = 0.
 
-    box:     s_j Σ_k T'_jk X_jk / (w_j prop_j(T'))  ≥  t* (each job's realized share, against
-             its own true reference throughput, is at least the level);
-    stated:  s_j Σ_k T'_jk X_jk / (w_j prop_j(T))   ≥  t* (the exact robust counterpart: an
-             absolute throughput, w_j t* prop_j(T) / s_j, reached at T' = T^lo).
-
-Each job's `guaranteed_share` metric is the exact worst case of its realized share over the box
-under the returned allocation (`formulations.uncertainty.worst_shares`; at least t*), and
+Each job's `guaranteed_share` metric is the exact worst case of its share over the box under the
+returned allocation (`formulations.uncertainty.worst_shares`; at least t*), and
 `guaranteed_throughput` is Σ_k T^lo_jk X_jk; `normalized_share` stays the nominal one (at
-T' = T). δ = 0 is max-min fairness. Space sharing is not offered: pair throughputs carry no
-uncertainty of their own.
+T' = T). Space sharing is not offered: pair throughputs carry no uncertainty of their own.
 """
 
 from __future__ import annotations
@@ -35,6 +33,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from apportion.formulations.allocation import repair_allocation
+from apportion.formulations.fairness.robust_lp import solve_exact
 from apportion.formulations.fairness.run import solve_once
 from apportion.formulations.fairness.share_input import Entities, ShareInput, share_input
 from apportion.formulations.uncertainty import (
@@ -48,8 +48,10 @@ from apportion.solver.context import SolveContext
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy
 from apportion.solver.snapshot import Snapshot
+from apportion.solver.status import Status
 
 OBJECTIVE = "minimum guaranteed normalized share"
+CERTIFY_TOLERANCE = 1e-6
 
 
 class RobustMaxMinOptions(PolicyOptions):
@@ -78,12 +80,52 @@ def run(
 ) -> Outcome:
     delta, own = uncertainty_matrix(snapshot, problem, options.uncertainty)
     low, high = problem.throughput * (1.0 - delta), problem.throughput * (1.0 + delta)
-    ref = high if options.reference == "box" else problem.throughput
-    prepared = robust_input(
-        snapshot, problem, low, ref, merge=ctx.options.merge_identical and not own
-    )
+    if options.reference == "box":
+        return _stated(problem, _exact(problem, low, high, ctx, options), low, high, options)
+    merge = ctx.options.merge_identical and not own
+    prepared = robust_input(snapshot, problem, low, problem.throughput, merge=merge)
     outcome = solve_once(problem, prepared, ctx, options.pareto)
-    return _stated(problem, outcome, low, high if options.reference == "box" else None, options)
+    return _stated(problem, outcome, low, None, options)
+
+
+def _exact(
+    problem: ClusterArrays,
+    low: FloatArray,
+    high: FloatArray,
+    ctx: SolveContext,
+    options: RobustMaxMinOptions,
+) -> Outcome:
+    """The exact robust LP's answer (`robust_lp`), made exactly feasible and certified: every
+    placed job's exact worst-case share must reach the level it found."""
+    answer = solve_exact(problem, low, high, ctx, options.pareto)
+    x, repair = repair_allocation(answer.allocation, problem.scale_factor, problem.gpu_count)
+    status, warnings = answer.status, []
+    if repair > CERTIFY_TOLERANCE:
+        warnings.append(f"solver answer violated constraints by {repair:.2e}; scaled back")
+    placed = x.sum(axis=1) > 0
+    worst = (problem.scale_factor / problem.weight) * worst_shares(x, low, high, problem.gpu_count)
+    level = answer.level
+    if level is not None and placed.any():
+        # The objective is what the answer delivers: the Pareto floor and the repair may leave
+        # it a rounding below the LP's level, more than that is reported.
+        delivered = float(worst[placed].min())
+        if level - delivered > CERTIFY_TOLERANCE * max(1.0, level):
+            warnings.append(
+                f"a job's guaranteed share is {level - delivered:.2e} below the level found"
+            )
+        level = min(level, delivered)
+    if warnings and status is Status.OPTIMAL:
+        status = Status.FEASIBLE
+    return Outcome(
+        status,
+        level,
+        OBJECTIVE,
+        x,
+        problem.unplaceable_reasons(),
+        summary={"pareto": answer.pareto},
+        warnings=warnings,
+        solution=answer.solution,
+    )
 
 
 def robust_input(

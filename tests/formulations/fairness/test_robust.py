@@ -4,6 +4,7 @@ input refused."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -34,22 +35,26 @@ def _dense(snapshot: dict[str, Any], default: float) -> tuple[np.ndarray, ...]:
 
 
 def linprog_robust(snapshot: dict[str, Any], default: float, reference: str) -> float:
-    """max t s.t. s_j Σ_k T_jk(1−δ_jk) x_jk ≥ w_j t prop^ref_j, Σ_k x_jk ≤ 1, Σ_j s_j x_jk ≤ N_k,
-    written densely for scipy's linprog."""
+    """max t s.t. s_j Σ_k T'_jk x_jk ≥ w_j t prop_j(T^ref) for every vertex T' of job j's box
+    (a ratio of linear functions over a box is smallest at a vertex; T^ref = T' with `box`, T
+    with `stated`), Σ_k x_jk ≤ 1, Σ_j s_j x_jk ≤ N_k: written densely for scipy's linprog."""
     n, t, delta, s, w = _dense(snapshot, default)
     usable = (t > 0) & (s[:, None] <= n[None, :])
     keep = usable.any(axis=1)
     t, delta, s, w, usable = t[keep], delta[keep], s[keep], w[keep], usable[keep]
     m, k = t.shape
-    ref = t * (1 + delta) if reference == "box" else t
-    prop = ref @ n / n.sum()
     a_ub, b_ub = [], []
     for j in range(m):
-        row = np.zeros(m * k + 1)
-        row[j * k : (j + 1) * k] = -s[j] * t[j] * (1 - delta[j])
-        row[-1] = w[j] * prop[j]
-        a_ub.append(row)
-        b_ub.append(0.0)
+        ends = zip(t[j] * (1 - delta[j]), t[j] * (1 + delta[j]), strict=True)
+        for vertex in map(np.array, itertools.product(*ends)):
+            ref = vertex if reference == "box" else t[j]
+            row = np.zeros(m * k + 1)
+            row[j * k : (j + 1) * k] = -s[j] * (
+                vertex if reference == "box" else t[j] * (1 - delta[j])
+            )
+            row[-1] = w[j] * (ref @ n / n.sum())
+            a_ub.append(row)
+            b_ub.append(0.0)
         row = np.zeros(m * k + 1)
         row[j * k : (j + 1) * k] = 1.0
         a_ub.append(row)
@@ -106,15 +111,21 @@ def test_optimum_matches_an_independent_lp(
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_no_uncertainty_is_max_min_fairness(seed: int) -> None:
     snapshot = gavel_snapshot(16, seed=seed)
-    robust = solve(snapshot, "robust_max_min")
     nominal = solve(snapshot, "max_min_fairness")
-    assert robust.objective == pytest.approx(nominal.objective, rel=1e-9)
-    np.testing.assert_allclose(
-        allocation_matrix(robust, snapshot), allocation_matrix(nominal, snapshot), atol=1e-9
-    )
-    shares = np.array([j.metrics["guaranteed_share"] for j in robust.jobs], dtype=float)
     expected = np.array([j.normalized_share or 0.0 for j in nominal.jobs])
+    # The stated reference runs max-min's own LPs: the very same answer.
+    stated = solve(snapshot, "robust_max_min", reference="stated")
+    assert stated.objective == pytest.approx(nominal.objective, rel=1e-9)
+    np.testing.assert_allclose(
+        allocation_matrix(stated, snapshot), allocation_matrix(nominal, snapshot), atol=1e-9
+    )
+    shares = np.array([j.metrics["guaranteed_share"] for j in stated.jobs], dtype=float)
     np.testing.assert_allclose(shares, expected)
+    # The box LP is another model of the same problem: the same level and Pareto total.
+    box = solve(snapshot, "robust_max_min")
+    assert box.objective == pytest.approx(nominal.objective, rel=1e-7)
+    total = sum(j.normalized_share or 0.0 for j in box.jobs)
+    assert total == pytest.approx(expected.sum(), rel=1e-7)
 
 
 def _realized(
