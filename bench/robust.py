@@ -14,6 +14,7 @@ never fall below: `broken` counts the job-draws that do).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,9 @@ def profiled_snapshot(jobs: int, seed: int) -> dict[str, Any]:
     return {**snapshot, "jobs": out}
 
 
-def _arrays(snapshot: dict[str, Any], default: float) -> tuple[np.ndarray, ...]:
+def _arrays(
+    snapshot: dict[str, Any], default: float
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     names = [g["name"] for g in snapshot["gpu_types"]]
     n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
     jobs = snapshot["jobs"]
@@ -58,7 +61,7 @@ def _matrix(result: Any, names: list[str]) -> np.ndarray:
     return np.array([[j.allocation.get(k, 0.0) for k in names] for j in result.jobs])
 
 
-def measure(snapshot: dict[str, Any], delta_default: float) -> dict[str, float]:
+def measure(snapshot: dict[str, Any], delta_default: float) -> dict[str, Any]:
     """The figures of one row (see the module docstring)."""
     names, n, t, delta, s = _arrays(snapshot, delta_default)
     robust = solve(snapshot, "robust_max_min", uncertainty=delta_default)
@@ -87,10 +90,11 @@ def measure(snapshot: dict[str, Any], delta_default: float) -> dict[str, float]:
         "given up": float(1 - eff_r.sum() / eff_n.sum()),
         "given up mean": float(np.mean(1 - eff_r / eff_n)),
         "seconds": float(robust.solver.total_seconds),
+        "status": robust.status.value,
     }
 
 
-def _runner(jobs: int, seed: int, delta: float) -> Any:
+def _runner(jobs: int, delta: float) -> Callable[[Case], Row]:
     def run(case: Case) -> Row:
         snapshot = case.make()
         started = time.perf_counter()
@@ -112,7 +116,7 @@ def _runner(jobs: int, seed: int, delta: float) -> Any:
             solve=m["seconds"],
             total=total,
             objective=m["level"],
-            status="optimal",
+            status=m["status"],
             backend="—",
             ratio=None,
             note=note,
@@ -121,21 +125,23 @@ def _runner(jobs: int, seed: int, delta: float) -> Any:
     return run
 
 
+def _maker(jobs: int) -> Callable[[], dict[str, Any]]:
+    return lambda: profiled_snapshot(jobs, seed=jobs)
+
+
 def cases() -> list[Case]:
-    out = []
-    for jobs in (64, 256):
-        for delta in (0.1, 0.3):
-            out.append(
-                Case(
-                    GROUP,
-                    f"gavel {jobs} jobs, profiled on one type, δ = {delta:g} elsewhere",
-                    lambda jobs=jobs: profiled_snapshot(jobs, seed=jobs),
-                    "robust_max_min",
-                    {"uncertainty": delta},
-                    runner=_runner(jobs, jobs, delta),
-                )
-            )
-    return out
+    return [
+        Case(
+            GROUP,
+            f"gavel {jobs} jobs, profiled on one type, δ = {delta:g} elsewhere",
+            _maker(jobs),
+            "robust_max_min",
+            {"uncertainty": delta},
+            runner=_runner(jobs, delta),
+        )
+        for jobs in (64, 256)
+        for delta in (0.1, 0.3)
+    ]
 
 
 if __name__ == "__main__":
