@@ -140,7 +140,13 @@ def robust_input(
     they are merged only when every job has the same δ (then equal T^lo means equal T)."""
     with np.errstate(divide="ignore", invalid="ignore"):  # a job with T^lo = 0 everywhere
         prepared = share_input(
-            snapshot, problem, low, Entities.single(problem.num_jobs), merge=merge
+            snapshot,
+            problem,
+            low,
+            Entities.single(problem.num_jobs),
+            merge=merge,
+            # Time where the worst case makes no progress (δ = 1) guarantees nothing.
+            eligible=problem.eligible & (low > 0),
         )
     s = prepared.structure
     if s is None:

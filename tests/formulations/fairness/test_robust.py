@@ -220,3 +220,24 @@ def test_hand_solved_two_jobs() -> None:
     assert result.job("a").allocation["v100"] == pytest.approx(2 / 3)
     assert result.job("a").metrics["guaranteed_throughput"] == pytest.approx(4 / 3)
     assert result.job("a").normalized_share == pytest.approx(4 / 3)
+
+
+def test_a_job_that_may_not_progress_at_all_pins_the_stated_level_at_zero() -> None:
+    """δ = 1 on a's only type: its worst-case throughput is 0 whatever it gets, so no positive
+    absolute guarantee exists (stated); against its own true reference its share s x / (N/C)
+    does not depend on T' at all (box), and it is the other job that binds."""
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 2}, {"name": "k80", "count": 1}],
+        "jobs": [
+            {"id": "a", "throughput": {"v100": 1.0}, "throughput_uncertainty": {"v100": 1.0}},
+            {"id": "b", "throughput": {"v100": 2.0, "k80": 1.0}},
+        ],
+    }
+    stated = solve(snapshot, "robust_max_min", reference="stated", uncertainty=0.2)
+    assert stated.status is Status.OPTIMAL and stated.objective == 0.0
+    box = solve(snapshot, "robust_max_min", uncertainty=0.2)
+    assert box.status is Status.OPTIMAL
+    assert box.objective == pytest.approx(linprog_robust(snapshot, 0.2, "box"))
+    assert box.job("a").metrics["guaranteed_share"] == pytest.approx(
+        1.5 * box.job("a").allocation.get("v100", 0.0)
+    )
