@@ -125,6 +125,7 @@ def _exact(
         summary={"pareto": answer.pareto},
         warnings=warnings,
         solution=answer.solution,
+        merged_groups=answer.merged_groups,
     )
 
 

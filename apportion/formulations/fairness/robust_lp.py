@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from apportion.formulations.allocation import add_allocation, add_base_constraints
+from apportion.formulations.allocation import JobGroups, add_allocation, add_base_constraints
 from apportion.formulations.uncertainty import reference_throughput
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import FloatArray, IntArray
@@ -46,6 +46,7 @@ class RobustAnswer:
     allocation: FloatArray  # (jobs, types)
     solution: Solution | None
     pareto: str  # what the Pareto stage did
+    merged_groups: int | None = None
 
 
 def solve_exact(
@@ -56,32 +57,57 @@ def solve_exact(
     active = np.flatnonzero(problem.eligible.any(axis=1))
     if active.size == 0:
         return RobustAnswer(Status.OPTIMAL, None, allocation, None, "off")
-    model, x, t = _model(problem, active, low, high)
+    groups = _groups(problem, active, low, high, ctx.options.merge_identical)
+    model, x, t = _model(problem, groups, low, high)
     method = LpMethod.SIMPLEX if model.num_cols <= SIMPLEX_MAX_VARIABLES else LpMethod.IPM
     first = ctx.solve(SolveRequest(model, method))
+    merged = groups.size if ctx.options.merge_identical else None
     if first.status is not Status.OPTIMAL:
-        return RobustAnswer(first.status, None, allocation, first, "off")
+        return RobustAnswer(first.status, None, allocation, first, "off", merged)
     level = max(float(first.value(t)[0]), 0.0)
     chosen, stage = first, "off"
     if pareto:
         floor = level * (1.0 - FLOOR_SLACK)
-        model, x, t = _model(problem, active, low, high, floor)
+        model, x, t = _model(problem, groups, low, high, floor)
         second = ctx.solve(SolveRequest(model, method, auxiliary=True))
         chosen, stage = (second, "second LP") if second.status is Status.OPTIMAL else (first, "")
-    rows, cols = np.nonzero(problem.eligible[active])
-    allocation[active[rows], cols] = chosen.value(x)
-    return RobustAnswer(Status.OPTIMAL, level, allocation, chosen, stage or "not applied")
+    per_group = np.zeros((groups.size, problem.num_types))
+    rows, cols = np.nonzero(problem.eligible[groups.representative])
+    per_group[rows, cols] = chosen.value(x)
+    allocation[active] = per_group[groups.inverse]
+    return RobustAnswer(Status.OPTIMAL, level, allocation, chosen, stage or "not applied", merged)
+
+
+def _groups(
+    problem: ClusterArrays, active: IntArray, low: FloatArray, high: FloatArray, merge: bool
+) -> JobGroups:
+    """Jobs with the same throughputs, bounds, scale factor and weight. Merging is exact: each
+    job's robust rows describe a convex set of its own allocations, so the average of a group's
+    allocations is feasible for each member and reaches the same level."""
+    if not merge:
+        return JobGroups.identity(active)
+    key = np.column_stack(
+        [
+            problem.throughput[active],
+            low[active],
+            high[active],
+            problem.scale_factor[active],
+            problem.weight[active],
+        ]
+    )
+    return JobGroups.by_rows(active, key)
 
 
 def _model(
     problem: ClusterArrays,
-    active: IntArray,
+    groups: JobGroups,
     low: FloatArray,
     high: FloatArray,
     floor: float | None = None,
 ) -> tuple[Model, Block, Block]:
-    """(model, X, t) over the active jobs: maximize t, or with a `floor` on t the nominal
-    total share Σ_j s_j eff_j / (w_j prop_j) (the Pareto LP)."""
+    """(model, X, t) over one representative per group: maximize t, or with a `floor` on t the
+    nominal total share Σ_j s_j eff_j / (w_j prop_j) (the Pareto LP)."""
+    active, count = groups.representative, groups.count
     labels = [problem.job_ids[j] for j in active]
     model = Model("robust_max_min")
     xa = add_allocation(model, problem.eligible[active], labels, problem.gpu_names)
@@ -112,10 +138,11 @@ def _model(
         lower=0.0,
         coords=(("job", labels),),
     )
-    add_base_constraints(model, xa, s, problem.gpu_count, labels, problem.gpu_names)
+    add_base_constraints(model, xa, count * s, problem.gpu_count, labels, problem.gpu_names)
     if floor is None:
         model.set_objective({t: 1.0}, Sense.MAXIMIZE)
     else:
-        nominal = (s / (w * prop))[xa.group] * problem.throughput[active][xa.group, xa.gpu]
+        gain = count * s / (w * prop)
+        nominal = gain[xa.group] * problem.throughput[active][xa.group, xa.gpu]
         model.set_objective({xa.block: nominal}, Sense.MAXIMIZE)
     return model, xa.block, t

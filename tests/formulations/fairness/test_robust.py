@@ -241,3 +241,15 @@ def test_a_job_that_may_not_progress_at_all_pins_the_stated_level_at_zero() -> N
     assert box.job("a").metrics["guaranteed_share"] == pytest.approx(
         1.5 * box.job("a").allocation.get("v100", 0.0)
     )
+
+
+def test_merging_identical_jobs_keeps_the_level() -> None:
+    snapshot = with_uncertainty(gavel_snapshot(40, seed=9), 9, 0.3)
+    for job in snapshot["jobs"][1::3]:
+        job.pop("throughput_uncertainty", None)  # many identical jobs: same type, same bounds
+    merged = solve(snapshot, "robust_max_min", uncertainty=0.3)
+    apart = solve(snapshot, "robust_max_min", uncertainty=0.3, merge_identical=False)
+    groups = merged.solver.merged_groups
+    assert groups is not None and groups < len(snapshot["jobs"])
+    assert merged.objective == pytest.approx(apart.objective, rel=1e-7)
+    assert_feasible_allocation(merged, snapshot)
