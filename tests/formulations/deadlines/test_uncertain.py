@@ -74,3 +74,45 @@ def test_a_bad_bound_is_refused_naming_it(value: Any) -> None:
     with pytest.raises(InputError) as caught:
         solve(bounded(0), POLICY, {"uncertainty": value})
     assert caught.value.errors[0].loc[-1] == "uncertainty"
+
+
+def test_a_bound_on_throughput_bounds_a_remaining_time_derived_from_steps() -> None:
+    """E = R / T with T known within 20 %: at most R / (0.8 T). a needs 1 lease at T and 2 at
+    0.8 T, so its one-slot deadline can only be guaranteed without the bound."""
+    lease = 1200
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 8}],
+        "nodes": [{"id": "n0", "gpus": 8}],
+        "lease_seconds": lease,
+        "now": 0,
+        "jobs": [
+            {
+                "id": "a",
+                "scale_factor": 8,
+                "steps_remaining": 1_000.0,
+                "throughput": {"v100": 1_000.0 / lease},
+                "deadlines": [{"time": lease, "value": 1.0}],
+            },
+            {
+                "id": "b",
+                "scale_factor": 8,
+                "steps_remaining": 500.0,
+                "throughput": {"v100": 1_000.0 / lease},
+                "throughput_uncertainty": {"v100": 0.2},
+                "deadlines": [{"time": 2 * lease, "value": 1.0}],
+            },
+        ],
+    }
+    assert solve(snapshot, POLICY, EXACT).job("a").metrics["guaranteed"]
+    bounded_a = {**snapshot["jobs"][0], "throughput_uncertainty": {"v100": 0.2}}
+    tight = {**snapshot, "jobs": [bounded_a, snapshot["jobs"][1]]}
+    result = solve(tight, POLICY, EXACT)
+    assert not result.job("a").metrics["guaranteed"]
+    # b: 600 s at T, at most 750 s within the bound: one lease, guaranteed, and recomputed from
+    # the longest remaining time every guarantee holds.
+    assert result.job("b").metrics["guaranteed"]
+    worst = [
+        {**{k: v for k, v in job.items() if k != "steps_remaining"}, "remaining_time": t}
+        for job, t in zip(tight["jobs"], (lease / 0.8, 0.5 * lease / 0.8), strict=True)
+    ]
+    assert_valid_answer(result, {**tight, "jobs": worst})
