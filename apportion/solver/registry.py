@@ -83,6 +83,11 @@ ENTRIES: tuple[Entry, ...] = (
         ),
     ),
     Entry(
+        "robust_max_min",
+        "apportion.formulations.fairness.robust",
+        aliases=("robust_max_min_fairness", "max_min_robust"),
+    ),
+    Entry(
         "hierarchical",
         "apportion.formulations.fairness.hierarchical",
         aliases=("hierarchical_fairness", "hierarchical_max_min_fairness"),

@@ -34,3 +34,24 @@ def test_unknown_entity_is_a_422_with_its_location() -> None:
     (detail,) = response.json()["errors"]
     assert detail["loc"] == ["body", "snapshot", "jobs", 3, "entity"]
     assert "unknown entity 'C'" in detail["msg"]
+
+
+def test_robust_max_min_over_http_states_its_guarantee() -> None:
+    snapshot = {
+        "gpu_types": [{"name": "v100", "count": 2}, {"name": "k80", "count": 2}],
+        "jobs": [
+            {"id": "a", "throughput": {"v100": 2.0, "k80": 1.0}},
+            {"id": "b", "throughput": {"v100": 1.0, "k80": 1.0}},
+        ],
+    }
+    body = {"policy": "robust_max_min", "snapshot": snapshot, "options": {"uncertainty": 0.3}}
+    response = client.post("/v1/solve", json=body)
+    assert response.status_code == 200
+    answer = response.json()
+    assert "every throughput" in answer["summary"]["guarantee"]
+    assert all("guaranteed_share" in job["metrics"] for job in answer["jobs"])
+    bad = {**snapshot, "jobs": [{**snapshot["jobs"][0], "throughput_uncertainty": {"k80": 2}}]}
+    response = client.post("/v1/solve", json={**body, "snapshot": bad})
+    assert response.status_code == 422
+    (detail,) = response.json()["errors"]
+    assert detail["loc"] == ["body", "snapshot", "jobs", 0, "throughput_uncertainty", "k80"]

@@ -37,6 +37,7 @@ from apportion.formulations.deadlines.lending import run_now
 from apportion.formulations.deadlines.one_by_one import one_by_one
 from apportion.formulations.deadlines.pricing import weighted
 from apportion.formulations.deadlines.problem import LeaseProblem, lease_problem
+from apportion.formulations.deadlines.uncertain import margins
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import IntArray
 from apportion.solver.backends import Feature
@@ -98,6 +99,14 @@ class DeadlineOptions(PolicyOptions):
         description="Stretch remaining-time estimates by this share before counting leases "
         "(the Chronus artifact uses 0.1): room for estimates that run long, at the price of "
         "fewer guarantees.",
+    )
+    uncertainty: float = Field(
+        0.0,
+        ge=0,
+        le=10,
+        description="Relative error bound δ of the remaining time of every job that does not "
+        "give its own (`remaining_time_uncertainty`): guarantees are planned for the longest "
+        "remaining time within the bound, E·(1+δ), so they hold for every one within it.",
     )
     horizon_slots: int = Field(
         288, ge=1, le=10_000, description="Slots planned ahead; later deadlines count as this."
@@ -175,7 +184,7 @@ def run(
         options.overhead_seconds,
         options.horizon_slots,
         arrays.throughput,
-        options.safety_margin,
+        margins(snapshot, options.safety_margin, options.uncertainty),
     )
     scored = weighted(problem, options.objective, options.lease_price)
     admission = admit(scored, options, ctx)

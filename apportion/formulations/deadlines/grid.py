@@ -131,7 +131,7 @@ class Work:
 def count_work(
     remaining: FloatArray,
     overhead: FloatArray,
-    margin: float,
+    margin: float | FloatArray,
     holdings: Holdings,
     now: float,
     start: float,

@@ -138,7 +138,7 @@ def lease_problem(
     overhead: float,
     horizon_slots: int,
     throughput: FloatArray,
-    margin: float = 0.0,
+    margin: float | FloatArray = 0.0,
 ) -> LeaseProblem:
     """Read and check what the deadline policy needs; raises `InputError` naming the field."""
     nodes, column, gpus_per_node = _cluster(snapshot)

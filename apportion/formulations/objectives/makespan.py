@@ -24,11 +24,18 @@ plans with one throughput per job on every type it may use (`formulations.object
 `finish_time` is then each job's at its true throughputs, while the objective and its bound are
 the plan's.
 
+Robust (`uncertainty`, or jobs' `throughput_uncertainty`, §1f): with T'_jk ∈ [T^lo_jk, T^hi_jk],
+X ≥ 0 makes Σ_k T'_jk X_jk ≥ Σ_k T^lo_jk X_jk, so the LP over T^lo is the exact robust
+counterpart: every job finishes by its M for every T' in the box, and `finish_time` is then
+each job's worst case, R_j / Σ_k T^lo_jk X_jk.
+
 Each job's finish time under X is R_j / eff_j(X) ≤ M. Jobs with no steps remaining need nothing;
 jobs that can run nowhere never finish: they are reported and the makespan covers the others.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,9 +55,11 @@ from apportion.formulations.objectives.demand import (
     solve_demand_lp,
 )
 from apportion.formulations.objectives.spare import normalized_value
+from apportion.formulations.uncertainty import uncertainty_matrix
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import SolveContext
+from apportion.solver.errors import InputError
 from apportion.solver.model import Sense
 from apportion.solver.options import PolicyOptions
 from apportion.solver.policy import Outcome, Policy
@@ -59,6 +68,10 @@ from apportion.solver.status import Status
 
 NAME = "makespan"
 CERTIFY_TOLERANCE = 1e-6
+GUARANTEE = (
+    "every job finishes by its finish_time (at most the makespan) for every throughput within "
+    "the stated uncertainty"
+)
 
 
 class MakespanOptions(PolicyOptions):
@@ -85,6 +98,14 @@ class MakespanOptions(PolicyOptions):
         "assumes everywhere (Gavel: v100); unset, or a job with none there, each job's mean "
         "over the cluster's GPUs of the types it can use.",
     )
+    uncertainty: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Relative error bound δ of every throughput a job does not bound itself "
+        "(`throughput_uncertainty`): plan for the worst case T·(1−δ), so every job finishes by "
+        "the makespan whatever its true throughputs within the bounds.",
+    )
 
 
 def run(
@@ -94,6 +115,7 @@ def run(
     require_job_field(problem, problem.steps_remaining, everyone, "steps_remaining", NAME)
     aware = options.heterogeneity_aware
     check_reference_type(problem, aware, options.reference_type)
+    problem, robust = _worst_case(snapshot, problem, options)  # robust: its summary entries
     plan = planned_throughput(problem, aware, options.agnostic_definition, options.reference_type)
     steps = problem.steps_remaining
     reasons = problem.unplaceable_reasons()
@@ -112,7 +134,7 @@ def run(
     value = normalized_value(jobs.throughput, jobs.capacity) if options.pareto else None
     target = Target(Sense.MAXIMIZE, theta_bounds=(0.0, 1.0), then_value=value)
     result = solve_demand_lp(jobs, target, ctx, groups)
-    summary: dict[str, object] = {"grouping_rounds": result.rounds}
+    summary: dict[str, object] = {"grouping_rounds": result.rounds, **robust}
     merged = result.num_groups if ctx.options.merge_identical else None
     if not result.status.has_solution or not result.theta:
         failed = _outcome(
@@ -145,6 +167,24 @@ def run(
         )
     answer = _outcome(status, makespan, allocation, reasons, finish, warnings, summary, merged)
     return answer.but(solution=result.solution)
+
+
+def _worst_case(
+    snapshot: Snapshot, problem: ClusterArrays, options: MakespanOptions
+) -> tuple[ClusterArrays, dict[str, str]]:
+    """The problem at T^lo = T (1 − δ) when any bound is given, and what the answer then
+    guarantees (its summary entry; none without bounds)."""
+    delta, own = uncertainty_matrix(snapshot, problem, options.uncertainty)
+    if not (own or options.uncertainty > 0):
+        return problem, {}
+    if not options.heterogeneity_aware:
+        raise InputError.single(
+            ("options", "uncertainty"),
+            "throughput bounds need measured throughputs: not available with "
+            "heterogeneity_aware=false",
+        )
+    worst = replace(problem, throughput=problem.throughput * (1.0 - delta))
+    return worst, {"guarantee": GUARANTEE}
 
 
 def _repaired(

@@ -22,6 +22,12 @@ from apportion.solver.snapshot.types import (
     Strict,
 )
 
+#: A relative error bound δ: the true value lies within [v·(1−δ), v·(1+δ)].
+Uncertainty = Annotated[float, PydanticStrict(True), Field(ge=0, le=1, allow_inf_nan=False)]
+#: A relative error bound on a duration: the true one lies within [v·(1−δ), v·(1+δ)], δ ≤ 10.
+DurationUncertainty = Annotated[
+    float, PydanticStrict(True), Field(ge=0, le=10, allow_inf_nan=False)
+]
 # Node counts come as JSON object keys, which are strings.
 SpreadNodes = Annotated[int, PydanticStrict(False), Field(ge=1, le=MAX_COUNT)]
 
@@ -48,6 +54,12 @@ class Job(Strict):
         default_factory=dict,
         description="Steps/s of the whole job per GPU type; missing or 0 = cannot run there.",
     )
+    throughput_uncertainty: dict[Name, Uncertainty] | None = Field(
+        default=None,
+        description="Relative error bound δ_jk per GPU type (0 to 1): the true throughput lies "
+        "in [T_jk·(1−δ_jk), T_jk·(1+δ_jk)] (robust policies); a type left out takes the "
+        "policy's `uncertainty` option.",
+    )
     steps_remaining: NonNegative | None = Field(default=None, description="Steps left (R_j).")
     time_since_start: NonNegative | None = Field(
         default=None, description="Seconds since the job started (t_j, finish-time fairness)."
@@ -69,6 +81,12 @@ class Job(Strict):
         default=None,
         description="Estimated seconds of work left at its scale factor (deadline policies); "
         "else steps_remaining / throughput.",
+    )
+    remaining_time_uncertainty: DurationUncertainty | None = Field(
+        default=None,
+        description="Relative error bound δ of the remaining time (given or derived from "
+        "steps): the true one lies in [E·(1−δ), E·(1+δ)] (deadline policies, which then plan "
+        "for E·(1+δ)); missing: the policy's `uncertainty` option.",
     )
     job_class: JobClass | None = Field(
         default=None, description="strict, soft or best_effort; derived from deadlines if absent."

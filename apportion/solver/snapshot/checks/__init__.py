@@ -13,6 +13,7 @@ from apportion.solver.snapshot.checks.elastic import elastic_errors
 from apportion.solver.snapshot.checks.nodes import node_errors
 from apportion.solver.snapshot.checks.service import service_errors
 from apportion.solver.snapshot.checks.sharing import entity_errors, pair_errors
+from apportion.solver.snapshot.checks.uncertainty import uncertainty_errors
 from apportion.solver.snapshot.view import SnapshotView
 
 
@@ -51,4 +52,5 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
         + pair_errors(snapshot)
         + service_errors(snapshot)
         + elastic_errors(snapshot)
+        + uncertainty_errors(snapshot)
     )
