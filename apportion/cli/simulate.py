@@ -69,18 +69,22 @@ def simulate_command(args: argparse.Namespace) -> int:
         if exc.invalid_input:
             raise UsageError(f"invalid input: {one_line(str(exc))}") from None
         raise CommandFailed(one_line(str(exc))) from None
+    document = json.dumps([_plain(row) for row in rows], indent=2)
+    _write(args, records, series, document)
+    _print(rows, args, document)
+    note = _idle_note(rows, runs[0]) if runs else ""  # elastic runs are sized by Sia's cluster
+    if note:
+        print(note, file=sys.stderr)
+    return 0
+
+
+def _write(args: argparse.Namespace, records: Any, series: Any, document: str) -> None:
     if args.output is not None:
         write_text(args.output, records.to_csv(index=False), "--output")
     if args.timeseries is not None:
         write_text(args.timeseries, series.to_csv(index=False), "--timeseries")
-    document = json.dumps([_plain(row) for row in rows], indent=2)
     if args.summary is not None:
         write_text(args.summary, document, "--summary")
-    _print(rows, args, document)
-    note = _idle_note(rows, runs[0])
-    if note:
-        print(note, file=sys.stderr)
-    return 0
 
 
 #: Below this average utilization in every run, the summary says the cluster dwarfs the trace.

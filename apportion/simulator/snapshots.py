@@ -2,8 +2,8 @@
 
 One builder per enactment mode, each giving exactly the fields its policy family reads (the
 snapshot's schema: docs/authors/snapshot.md): time fractions for rounds, leases and deadlines for
-admission, nodes and running placements for contention placement. Built as plain dicts so the same document goes to
-`solver.solve` in process or to POST /v1/solve.
+admission, nodes and running placements for contention placement. Built as plain dicts so the
+same document goes to `solver.solve` in process or to POST /v1/solve.
 """
 
 from __future__ import annotations
