@@ -54,7 +54,8 @@ def run_one(run: ElasticRun) -> ElasticOutcome:
 
     decider: Any
     if run.policy == "ones_search":
-        decider = OnesSearch(sia.SIA_CLUSTER, seed=run.seed, **dict(run.options))
+        requests = {job.name: job.num_replicas for job in jobs}
+        decider = OnesSearch(sia.SIA_CLUSTER, requests, seed=run.seed, **dict(run.options))
     elif run.policy == "elastic_max_min":
         decider = SharedElastic(run.policy, sia.SIA_CLUSTER, dict(run.options))
     else:

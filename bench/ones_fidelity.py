@@ -1,0 +1,115 @@
+"""ONES's own scheduler against apportion's ONES baseline (`simulator.elastic.ones`) on identical
+standalone runs: the same synthetic jobs (Sia's CIFAR-10, DeepSpeech2 and BERT models, Poisson
+arrivals, 1, 2 or 4 GPUs asked), the same 16-GPU cluster (4 nodes × 4 T4), the same throughput
+and progress model (apportion's elastic simulation, 60-s rounds, one loop of the scheduler a
+round), each seed seeding both the jobs and the scheduler's draws. Target: ours within 5 % of
+ONES's own average JCT (over the seeds).
+
+    python -m bench.ones_fidelity --ones DIR     # DIR: a checkout of kurisusnowdeng/ones_sc21
+
+runs ONES's `src/scheduler.py` from DIR through `bench.ones_reference`; without `--ones` it runs
+only ours and prints the figures recorded from ONES's code at `REFERENCE_COMMIT` beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from apportion.refdata.sia import ClusterSpec, WorkloadJob
+from apportion.simulator.elastic.engine import Decider, simulate_elastic
+from apportion.simulator.elastic.ones import OnesSearch
+
+REFERENCE_COMMIT = "853535880bf8a08b9a8a87112dec07b8c8f6631f"
+CLUSTER = ClusterSpec({"t4": 4}, {"t4": 4}, {"t4": 4})
+JOBS = 16
+MEAN_GAP_SECONDS = 300.0
+MIX = {"cifar10": 0.7, "deepspeech2": 0.2, "bert": 0.1}
+TARGET = 0.05
+#: ONES's own average JCT (hours) per seed, measured with `--ones` at REFERENCE_COMMIT.
+RECORDED: dict[int, float] = {}
+
+
+def standalone_jobs(seed: int, count: int = JOBS) -> list[WorkloadJob]:
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(MEAN_GAP_SECONDS, count))
+    apps = rng.choice(list(MIX), count, p=list(MIX.values()))
+    asked = rng.choice([1, 2, 4], count)
+    return [
+        WorkloadJob(f"j{i}", float(arrivals[i] - arrivals[0]), str(apps[i]), int(asked[i]), 0)
+        for i in range(count)
+    ]
+
+
+def average_jct(decider: Decider, jobs: list[WorkloadJob]) -> tuple[float, int]:
+    """Average JCT in hours and the jobs finished."""
+    result = simulate_elastic(jobs, CLUSTER, decider)
+    return float(result.summary["jct_mean_hours"]), int(result.summary["finished"])
+
+
+def compare(seeds: Sequence[int], ones: str | None, generations: int = 1) -> list[dict[str, Any]]:
+    modules = None
+    if ones is not None:
+        from bench.ones_reference import load
+
+        modules = load(ones)
+    rows = []
+    for seed in seeds:
+        jobs = standalone_jobs(seed)
+        asked = {j.name: j.num_replicas for j in jobs}
+        started = time.perf_counter()
+        ours, done = average_jct(OnesSearch(CLUSTER, asked, generations, seed=seed), jobs)
+        row: dict[str, Any] = {"seed": seed, "ours_h": ours, "ours_done": done}
+        row["ours_s"] = time.perf_counter() - started
+        if modules is not None:
+            from bench.ones_reference import OnesOwn
+
+            started = time.perf_counter()
+            own = OnesOwn(modules, CLUSTER, asked, generations, seed=seed)
+            row["own_h"], row["own_done"] = average_jct(own, jobs)
+            row["own_s"] = time.perf_counter() - started
+        else:
+            row["own_h"] = RECORDED.get(seed, float("nan"))
+        rows.append(row)
+    return rows
+
+
+def report(rows: list[dict[str, Any]], recorded: bool) -> str:
+    source = f"recorded at {REFERENCE_COMMIT[:7]}" if recorded else "run now"
+    lines = [f"{'seed':>4}  {'ONES own (' + source + ')':>32}  {'ours':>8}  {'ours/own':>8}"]
+    for r in rows:
+        lines.append(
+            f"{r['seed']:>4}  {r['own_h']:>30.3f} h  {r['ours_h']:>6.3f} h"
+            f"  {r['ours_h'] / r['own_h']:>8.3f}"
+        )
+    own = float(np.mean([r["own_h"] for r in rows]))
+    ours = float(np.mean([r["ours_h"] for r in rows]))
+    verdict = "yes" if abs(ours / own - 1) <= TARGET else "NO"
+    lines.append(
+        f"mean  {own:>30.3f} h  {ours:>6.3f} h  {ours / own:>8.3f}"
+        f"  (within {TARGET:.0%}: {verdict})"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ones_fidelity", description=__doc__)
+    parser.add_argument("--ones", help="a checkout of kurisusnowdeng/ones_sc21 (its src/)")
+    parser.add_argument("--seeds", type=int, default=6, help="seeds 0 … N−1")
+    parser.add_argument("--generations", type=int, default=1, help="scheduler loops a round")
+    args = parser.parse_args(argv)
+    seeds = range(args.seeds)
+    if args.ones is None:
+        seeds = range(min(args.seeds, len(RECORDED)) or args.seeds)
+    rows = compare(seeds, args.ones, args.generations)
+    sys.stdout.write(report(rows, args.ones is None) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
