@@ -21,11 +21,11 @@ observes changes inside a round). One loop (`ONESScheduler._schedule`, then `_up
   keeps what each job may hold), K mutations (each executed job dropped with probability 0.3),
   then each candidate **padded** (`_pad`: new jobs one GPU each in arrival order while GPUs are
   idle; then executed jobs by least remaining work at one GPU first, each up to what it may hold;
-  then again up to its limit L) and **reordered** into contiguous blocks moving as few running
-  jobs as possible (`_reorder`); the K with the least score Σ c_j · Y_j / X_j(c_j) are kept
-  (`_select`), Y_j the samples left and X_j(c) the job's measured throughput at c GPUs (the mean
-  of its last 5 measurements, linear in c between and beyond measured sizes, through 0 at 0:
-  `Monitor.get_throughput`);
+  then again up to its limit L) and **reordered** into contiguous blocks that take the fewest
+  GPUs from other running jobs (`_reorder`, its edit-distance search); the K with the least
+  score Σ c_j · Y_j / X_j(c_j) are kept (`_select`), Y_j the samples left and X_j(c) the
+  job's measured throughput at c GPUs (the mean of its last 5 measurements, linear in c
+  between and beyond measured sizes, through 0 at 0: `Monitor.get_throughput`);
 - **update** (`_update`): a job whose new GPUs are all idle and that is not running starts at
   once; every other change waits until every running job it moves or stops has completed an
   epoch since it was last scheduled; then stopped jobs keep L as what they may hold on resuming,
@@ -35,10 +35,10 @@ observes changes inside a round). One loop (`ONESScheduler._schedule`, then `_up
   here as the model's largest batch: c GPUs train at min(c·M0, M_max).
 
 This simulator's differences: GPUs are ordered by type and node, and a job's block lies within
-one GPU type (ONES assumes one type); the reorder is greedy (each job, largest first, on the
-free block of its type that displaces the fewest other jobs' GPUs, then overlaps most of its
-own, then comes first), not ONES's edit-distance search; ONES's Beta-regression estimate of a
-job's progress is replaced by the exact remaining work; throughput is measured per round.
+one GPU type (ONES assumes one type; `ones_layout`), packed greedily where no such layout
+exists; ONES's Beta-regression estimate of a job's progress is replaced by the exact remaining
+work; throughput is measured over each round a job ran; a change of GPUs costs the same
+checkpoint-restore time as for every other policy here (ONES's own scaling is cheaper).
 """
 
 from __future__ import annotations
