@@ -41,8 +41,8 @@ def _plain(alloc: dict[int, int], src: list[int]) -> list[int]:
             if k > most and f[i][k] < math.inf:
                 most = k
     out: list[int] = []
-    for j in seq[n][m]:
-        out += [IDLE] if j is None else [j] * alloc[j]
+    for block in seq[n][m]:
+        out += [IDLE] if block is None else [block] * alloc[block]
     return out
 
 
