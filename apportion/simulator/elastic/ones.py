@@ -32,7 +32,7 @@ observes changes inside a round). One loop (`ONESScheduler._schedule`, then `_up
   and waiting ones not placed halve it (`Monitor.scale_in`);
 - **batch size** (`Controller._elastic_batch_size_and_lr`): the per-GPU batch stays the job's
   initial batch M0 while the learning rate scales with the GPUs, up to ONES's `max_lr`, read
-  here as the model's largest batch: c GPUs train at min(c·M0, M_max).
+  here as the model's largest batch: c GPUs train at c·M0, or c·⌊M_max / c⌋ beyond M_max.
 
 This simulator's differences: GPUs are ordered by type and node, and a job's block lies within
 one GPU type (ONES assumes one type; `ones_layout`), packed greedily where no such layout
@@ -177,7 +177,9 @@ class OnesSearch:
                 for g in held.tolist():
                     nodes[self.gpu_node[g]] = nodes.get(self.gpu_node[g], 0) + 1
                 out[job.name] = nodes
-                job.fixed_batch = min(held.size * job.app.init_batch, job.app.max_batch)
+                app, c = job.app, int(held.size)
+                fits = c * app.init_batch <= app.max_batch
+                job.fixed_batch = c * (app.init_batch if fits else app.max_batch // c)
         return out
 
     # — one loop of ONES's scheduler ——————————————————————————————————————————————
