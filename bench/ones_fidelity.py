@@ -9,6 +9,11 @@ ONES's own average JCT (over the seeds).
 
 runs ONES's `src/scheduler.py` from DIR through `bench.ones_reference`; without `--ones` it runs
 only ours and prints the figures recorded from ONES's code at `REFERENCE_COMMIT` beside them.
+
+    python -m bench.ones_fidelity --table3       # the baseline on Sia's Table 3 workloads
+
+runs the baseline on the workloads the elasticity notebook runs it on (Saturn and Philly 1–2,
+all 160 jobs, Sia's 64 GPUs), one process each; `TABLE3` holds the figures last measured.
 """
 
 from __future__ import annotations
@@ -34,6 +39,30 @@ TARGET = 0.05
 #: ONES's own average JCT (hours) per seed, measured with `--ones` at REFERENCE_COMMIT (ours
 #: then: 2.744, 3.024, 3.025, 2.637, 3.448, 3.105, 3.007, 3.235 h; mean 3.028 h, +0.7 %).
 RECORDED = {0: 2.877, 1: 3.024, 2: 2.861, 3: 2.703, 4: 3.449, 5: 3.402, 6: 2.714, 7: 3.018}
+
+
+#: (family, workload) → average JCT, p99 JCT, makespan (hours), GPU-hours per job, as measured.
+TABLE3 = {
+    ("saturn", 1): (3.325, 19.74, 27.55, 5.78),
+    ("saturn", 2): (3.806, 19.05, 27.98, 6.17),
+    ("philly", 1): (3.278, 17.89, 32.56, 6.55),
+    ("philly", 2): (3.810, 20.69, 28.33, 5.98),
+}
+
+
+def table3() -> str:
+    from apportion.simulator.elastic.sweep import ElasticRun, run_elastic
+
+    runs = [ElasticRun("ones_search", family, number) for family, number in TABLE3]
+    lines = ["workload   avg JCT h  p99 JCT h  makespan h  GPU h/job  (recorded avg)"]
+    for o in run_elastic(runs, workers=2):
+        s, name = o.summary, f"{o.run.family} {o.run.number}"
+        lines.append(
+            f"{name}  {s['jct_mean_hours']:>9.3f}  {s['jct_p99_hours']:>9.2f}"
+            f"  {s['makespan_hours']:>10.2f}  {s['gpu_hours_per_job']:>9.2f}"
+            f"  ({TABLE3[(o.run.family, o.run.number)][0]:.3f})"
+        )
+    return "\n".join(lines)
 
 
 def standalone_jobs(seed: int, count: int = JOBS) -> list[WorkloadJob]:
@@ -103,7 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--ones", help="a checkout of kurisusnowdeng/ones_sc21 (its src/)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds 0 … N−1")
     parser.add_argument("--generations", type=int, default=1, help="scheduler loops a round")
+    parser.add_argument("--table3", action="store_true", help="Sia's Table 3 workloads instead")
     args = parser.parse_args(argv)
+    if args.table3:
+        sys.stdout.write(table3() + "\n")
+        return 0
     seeds = range(args.seeds)
     if args.ones is None:
         seeds = range(min(args.seeds, len(RECORDED)) or args.seeds)
