@@ -1,5 +1,5 @@
 """ONES's own scheduler (kurisusnowdeng/ones_sc21, `src/scheduler.py` `ONESScheduler` with its
-`src/monitor.py` `Monitor` and `src/controller.py` `Controller`), loaded from a fetched copy of
+`src/monitor.py` `Monitor` and `src/controller.py` `Controller`), loaded from a checkout of
 that repository and run as a decider of apportion's elastic simulation.
 
 Nothing of ONES is copied here: its modules are imported from the given directory with `torch`,
