@@ -155,7 +155,8 @@ def _run(
     from apportion.simulator.elastic.sweep import make_decider
 
     config, label = settings
-    decider = make_decider(name, cluster, options, seed)
+    requests = {job.name: job.num_replicas for job in jobs}
+    decider = make_decider(name, cluster, options, seed, requests)
     result = simulate_elastic(jobs, cluster, decider, config)
     row = {"policy": name, "trace": label, "seed": seed, "load": load}
     row.update(_summary(result.records, result.summary, result.call_seconds, cluster))

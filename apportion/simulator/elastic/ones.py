@@ -1,328 +1,373 @@
-"""ONES's online evolutionary search (Bian et al., SC'21, §3.2–§3.3) as a decider of the elastic
-simulation: the baseline the `ones` policy solves exactly.
+"""ONES (Bian et al., SC'21) as a decider of the elastic simulation, with the rules of its
+scheduler's code (kurisusnowdeng/ones_sc21: `src/scheduler.py` `ONESScheduler`, `src/monitor.py`
+`Monitor`, `src/controller.py` `Controller`, constants from `src/config.py`).
 
-A schedule is a genome over the cluster's GPUs: the job each GPU runs (or none). A job keeps its
-initial per-GPU batch b_j (M0), so c_j GPUs train at B_j = c_j·b_j ≤ R_j, its batch-size limit.
-A population of K schedules (K = the cluster's GPUs) evolves every round, `generations` times:
+A schedule is a list over the cluster's GPUs: the job each runs, or none. Each round runs the
+scheduler's loop body `generations` times (ONES's `run` repeats it every second; nothing it
+observes changes inside a round). One loop (`ONESScheduler._schedule`, then `_update`):
 
-- refresh: drop finished jobs, shrink jobs above their limit, give each new job one GPU (taken
-  from the longest-running jobs if none is idle), then fill idle GPUs one job at a time, drawn
-  with probability proportional to its utilization gain (smallest remaining utilization first);
-- uniform crossover: K random pairs of parents, each GPU inherited by a random child;
-- uniform mutation: K random schedules, each job preempted with rate θ, its GPUs refilled;
-- reorder: each job's GPUs packed onto consecutive GPUs of one type (fewest nodes);
-- selection: the K best by the score of Eq. 8, Σ_running T_j·c_j with T_j = Y_j / X_j.
+- **executed jobs**: active, not new, with ≥ 2 completed epochs (`_scan_executed_jobs`); a job
+  is new until its first start, or while stopped before 2 epochs (`Controller.get_new_jobs`).
+  Only executed jobs are scored;
+- **limit growth** (`Monitor.scale_up`): every running job with ≥ 2 epochs — ONES compares them
+  with `last_epoch_scaled`, which its controller never writes (it writes `last_scaled_epoch`), so
+  the count is from the job's start — doubles its limit L (from 1, at most the cluster) when it
+  runs at L, and may grow by min(L, 4 × its request) − its GPUs;
+- **scale-down** (`Monitor.scale_down`): the largest such job, if it holds ≥ half the cluster
+  and has run longer than the median run time m of all started jobs, may hold the even number
+  ⌈max(⌊2c / (t/m + 1)⌋, 1)⌉₂ this loop only (the next loop's growth overwrites it);
+- **evolution**: K = 16 schedules; refresh (finished jobs out, each job cut to what it may hold,
+  its first GPU kept), K/2 uniform crossovers (each GPU swapped with probability 0.5, a child
+  keeps what each job may hold), K mutations (each executed job dropped with probability 0.3),
+  then each candidate **padded** (`_pad`: new jobs one GPU each in arrival order while GPUs are
+  idle; then executed jobs by least remaining work at one GPU first, each up to what it may hold;
+  then again up to its limit L) and **reordered** into contiguous blocks that take the fewest
+  GPUs from other running jobs (`_reorder`, its edit-distance search); the K with the least
+  score Σ c_j · Y_j / X_j(c_j) are kept (`_select`), Y_j the samples left and X_j(c) the
+  job's measured throughput at c GPUs (the mean of its last 5 measurements, linear in c
+  between and beyond measured sizes, through 0 at 0: `Monitor.get_throughput`);
+- **update** (`_update`): a job whose new GPUs are all idle and that is not running starts at
+  once; every other change waits until every running job it moves or stops has completed an
+  epoch since it was last scheduled; then stopped jobs keep L as what they may hold on resuming,
+  and waiting ones not placed halve it (`Monitor.scale_in`);
+- **batch size** (`Controller._elastic_batch_size_and_lr`): the per-GPU batch stays the job's
+  initial batch M0 while the learning rate scales with the GPUs, up to ONES's `max_lr`, read
+  here as the model's largest batch: c GPUs train at c·M0, or c·⌊M_max / c⌋ beyond M_max.
 
-The best schedule is deployed, except that a running job keeps its GPUs until it has trained an
-epoch since it last changed (§3.2 "Update": each job finishes an epoch before it is rescheduled;
-read per job, since a global rule would freeze the cluster for hours behind one long epoch).
-Limits (§3.3.2): a new job starts on one GPU's worth; a
-waiting job asks for what it had, halved each round it is rejected; after each epoch
-R' = ⌈2R / ⌈σ·T_processed + 1⌉⌉ with σ the arrival rate.
-
-In this simulator ONES knows each job's remaining work exactly (no Beta-regression estimate: its
-score is then deterministic, so selection keeps the top K), and estimates throughput X with the
-same model the other policies use (the job's fitted model, Sia's projection across types, or
-linear scaling of the type's one-GPU rate before it has one); it ignores statistical efficiency
-(it assumes linear learning-rate scaling keeps progress per sample). Reconfiguring costs the
-same checkpoint-restore time as for every other policy here (ONES's own scaling is cheaper).
+This simulator's differences: GPUs are ordered by type and node, and a job's block lies within
+one GPU type (ONES assumes one type; `ones_layout`), packed greedily where no such layout
+exists; ONES's Beta-regression estimate of a job's progress is replaced by the exact remaining
+work; throughput is measured over each round a job ran; a change of GPUs costs the same
+checkpoint-restore time as for every other policy here (ONES's own scaling is cheaper).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from apportion.formulations.elastic.goodput import throughput
-from apportion.mechanism.elastic import Want, place
 from apportion.refdata.sia import ClusterSpec
 from apportion.simulator.elastic.engine import Decision, node_list
 from apportion.simulator.elastic.jobs import ElasticJob
+from apportion.simulator.elastic.ones_layout import IDLE, reorder
 from apportion.solver.arraytypes import IntArray
 
-IDLE = -1
+EPOCHS_BEFORE_SCALING = 2  # config.num_epochs_before_next_scaling
+UPDATE_INTERVAL = 1  # config.update_interval (epochs)
+REQUEST_FACTOR = 4  # Monitor.scale_up: at most 4 × the GPUs a job asks for
+SCALE_DOWN_FACTOR = 1.0  # config.scale_down_factor (its last assignment)
+MEASUREMENTS = 5  # config.num_monitored_throughputs
 
 
 @dataclass
-class Limits:
-    """ONES's per-job batch-size limit and what it needs to update it."""
+class Tracked:
+    """What ONES's controller and monitor keep of a job."""
 
-    limit: float
+    id: int
+    request: int
+    status: str = "submitted"  # submitted, running, stopped, complete
+    waiting: str | None = "start"  # start, resuming, scaling, or not waiting
+    waiting_size: int = 0
+    size: int = 0  # GPUs held
+    limit: int = 1  # Monitor's max_size
+    last_scheduled: int = 0  # epochs when last (re)scheduled
+    predicted: bool = False
+    run_time: float = 0.0
+    lost: float = 0.0  # restart seconds seen so far
     epochs: int = 0
-    before: float = 0.0  # the limit when it was last preempted
-    rejected: bool = False
+    progress: float = 0.0
+    remaining: float = 0.0
+    rates: dict[int, list[float]] = field(default_factory=lambda: {0: [0.0]})
+    curve: tuple[np.ndarray, np.ndarray] | None = None
+
+    def may_hold(self) -> int:
+        """`ONESScheduler._get_ones_max_size`."""
+        if self.status == "running":
+            return self.size + (self.waiting_size if self.waiting == "scaling" else 0)
+        if self.status == "stopped" and self.waiting == "resuming":
+            return self.waiting_size
+        return 0
+
+    def throughput(self, gpus: int) -> float:
+        """`Monitor.get_throughput`: linear through the measured sizes, extrapolated (0
+        before any measurement, where ONES's interpolation would fail)."""
+        if self.curve is None:
+            sizes = np.array(sorted(self.rates), dtype=float)
+            means = np.array([np.mean(self.rates[int(s)][-MEASUREMENTS:]) for s in sizes])
+            self.curve = sizes, means
+        sizes, means = self.curve
+        if gpus in self.rates:
+            return float(means[sizes == gpus][0])
+        if sizes.size < 2:
+            return 0.0
+        hi = int(np.clip(np.searchsorted(sizes, gpus), 1, sizes.size - 1))
+        lo = hi - 1
+        slope = (means[hi] - means[lo]) / (sizes[hi] - sizes[lo])
+        return float(means[lo] + slope * (gpus - sizes[lo]))
 
 
 @dataclass
 class OnesSearch:
     cluster: ClusterSpec
-    generations: int = 2
-    population_size: int | None = None  # None: as many as GPUs (the paper's suggestion)
-    mutation: float = 0.1
+    requests: Mapping[str, int] = field(default_factory=dict)  # GPUs each job asks for
+    generations: int = 1  # loops of ONES's scheduler per round
+    population_size: int = 16  # config.population_size
+    crossover: float = 0.5  # config.crossover_probability
+    mutation: float = 0.3  # config.mutate_rate
     seed: int = 0
     name: str = "ones_search"
+    tracked: dict[str, Tracked] = field(default_factory=dict)
     population: list[IntArray] = field(default_factory=list)
-    limits: dict[str, Limits] = field(default_factory=dict)
-    deployed: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
-    previous: list[str] = field(default_factory=list)  # last round's jobs, by index
-    start: float = float("inf")  # the first arrival seen
+    last_seen: float | None = None
 
     def __post_init__(self) -> None:
         self.rng = np.random.default_rng(self.seed)
         nodes = node_list(self.cluster)
         self.gpu_node = [n for n, g, _ in nodes for _ in range(g)]
-        self.gpu_type = np.array([t for _, g, t in nodes for _ in range(g)])
-        self.kinds = sorted(set(self.gpu_type.tolist()))
-        self.kind = np.array([self.kinds.index(t) for t in self.gpu_type], dtype=np.int64)
-        names = list(dict.fromkeys(self.gpu_node))
-        self.node_index = np.array([names.index(n) for n in self.gpu_node], dtype=np.int64)
-        self.size = len(self.gpu_node)
-        self.deployed = np.full(self.size, IDLE, np.int64)
-        self.rates: dict[tuple[str, str, int, int], float] = {}
+        types = [t for _, g, t in nodes for _ in range(g)]
+        self.size = len(types)
+        # contiguous runs of one GPU type: a job's block lies in one
+        cuts = [i for i in range(1, self.size) if types[i] != types[i - 1]]
+        self.segments = list(zip([0, *cuts], [*cuts, self.size], strict=True))
+        self.schedule = np.full(self.size, IDLE, np.int64)
+        self.jobs: list[Tracked] = []
 
     # — the decider ————————————————————————————————————————————————————————————————
 
     def decide(self, now: float, active: list[ElasticJob]) -> Decision:
-        self.jobs = active
-        self.index = {job.name: i for i, job in enumerate(active)}
-        self._update_limits(now, active)
-        self.most = np.array([self._limit_gpus(job) for job in active], dtype=np.int64)
-        ids = self._translate(self.deployed, self.previous)
-        if not self.population:
-            self.population = [self._random(ids) for _ in range(self.population_size or self.size)]
-        else:
-            self.population = [self._translate(g, self.previous) for g in self.population]
+        self.observe(now, active)
         for _ in range(self.generations):
-            self._evolve()
-        best = min(self.population, key=self._score)
-        ids = self._deploy(best, ids, active)
-        self.deployed = ids
-        self.previous = [job.name for job in active]
-        self._rejections(active, ids)
-        return self._decision(ids)
+            self.loop()
+        return self.decision(active)
 
-    # — one generation ————————————————————————————————————————————————————————————
+    def observe(self, now: float, active: list[ElasticJob]) -> None:
+        """What ONES's workers report: epochs, samples, throughput at the GPUs held."""
+        span = 0.0 if self.last_seen is None else now - self.last_seen
+        self.last_seen = now
+        alive = {job.name for job in active}
+        for name, t in self.tracked.items():
+            if name not in alive and t.status != "complete":
+                t.status, t.waiting, t.size = "complete", None, 0
+                self.schedule[self.schedule == t.id] = IDLE
+        for job in active:
+            if job.name not in self.tracked:
+                t = Tracked(len(self.jobs), max(1, int(self.requests.get(job.name, 1))))
+                self.tracked[job.name] = t
+                self.jobs.append(t)
+            t = self.tracked[job.name]
+            if t.size and span > 0:
+                t.run_time += span
+                busy = span - (job.lost_seconds - t.lost)
+                if job.gpus and busy > 0 and job.progress > t.progress:
+                    t.rates.setdefault(job.gpus, []).append((job.progress - t.progress) / busy)
+                    t.curve = None
+            t.lost = job.lost_seconds
+            t.epochs, t.progress, t.remaining = job.epoch, job.progress, job.remaining()
 
-    def _evolve(self) -> None:
-        parents = [self._refresh(g.copy()) for g in self.population]
-        k = len(parents)
-        children = []
-        for _ in range(k):
-            a, b = (parents[i] for i in self.rng.integers(0, k, 2))
-            swap = self.rng.random(self.size) < 0.5
-            children += [np.where(swap, b, a), np.where(swap, a, b)]
-        mutants = [self._mutate(parents[i].copy()) for i in self.rng.integers(0, k, k)]
-        pool = [self._reorder(self._refresh(self._repair(g))) for g in children + mutants]
-        scored = sorted(parents + pool, key=self._score)
-        self.population = scored[:k]
-
-    def _refresh(self, genome: IntArray) -> IntArray:
-        """Shrink jobs above their limit; start new jobs on one GPU; fill what is idle."""
-        count = np.bincount(genome[genome >= 0], minlength=len(self.jobs))
-        for j in np.flatnonzero(count > self.most[: count.size]).tolist():
-            held = np.flatnonzero(genome == j)
-            genome[held[int(self.most[j]) :]] = IDLE
-        new = [j for j, job in enumerate(self.jobs) if job.first_start is None]
-        for j in new:
-            if (genome == j).any():
-                continue
-            idle = np.flatnonzero(genome == IDLE)
-            if idle.size == 0:
-                idle = self._take_from_longest(genome)
-            if idle.size:
-                genome[idle[0]] = j
-        return self._fill(genome)
-
-    def _fill(self, genome: IntArray) -> IntArray:
-        """Give idle GPUs to jobs drawn by their utilization gain (drawn once per fill, each
-        job at most once) until none is left."""
-        n = len(self.jobs)
-        on = genome >= 0
-        count = np.bincount(genome[on], minlength=n)
-        kind_of = np.full(n, -1, np.int64)
-        kind_of[genome[on][::-1]] = self.kind[on][::-1]
-        room = np.bincount(self.kind[~on], minlength=len(self.kinds))
-        gains = np.array([self._gain(j, count[j], kind_of[j], room) for j in range(n)])
-        while room.sum() and (gains > 0).any():
-            j = int(self.rng.choice(n, p=gains / gains.sum()))
-            gains[j] = 0.0
-            k = kind_of[j] if kind_of[j] >= 0 else int(np.argmax(room))
-            slots = np.flatnonzero((genome == IDLE) & (self.kind == k))
-            take = slots[: max(int(self.most[j] - count[j]), 0)]
-            genome[take] = j
-            room[k] -= take.size
-        return genome
-
-    def _gain(self, j: int, have: int, k: int, room: IntArray) -> float:
-        """1 / (T_j · c_j) at the job's limit on the idle GPUs of its type (the roomiest one
-        for a job without GPUs): the smallest remaining utilization first; 0 when it cannot
-        grow."""
-        k = k if k >= 0 else int(np.argmax(room))
-        grow = min(int(self.most[j]) - have, int(room[k]))
-        if grow <= 0:
-            return 0.0
-        gpus = have + grow
-        kind = self.kinds[k]
-        rate = self._rate(j, kind, gpus, self._nodes_for(kind, gpus))
-        return 0.0 if rate <= 0 else rate / (self._work(j) * gpus)
-
-    def _mutate(self, genome: IntArray) -> IntArray:
-        for j in np.unique(genome[genome >= 0]).tolist():
-            if self.rng.random() < self.mutation:
-                genome[genome == j] = IDLE
-        return self._fill(genome)
-
-    def _repair(self, genome: IntArray) -> IntArray:
-        """A job's GPUs on one type only (the type holding most of them)."""
-        on = genome >= 0
-        if not on.any():
-            return genome
-        types = len(self.kinds)
-        per = np.bincount(genome[on] * types + self.kind[on], minlength=len(self.jobs) * types)
-        keep = np.argmax(per.reshape(-1, types), axis=1)
-        wrong = on & (keep[np.maximum(genome, 0)] != self.kind)
-        genome[wrong] = IDLE
-        return genome
-
-    def _reorder(self, genome: IntArray) -> IntArray:
-        """Each type's jobs on consecutive GPUs, in order of first occurrence."""
-        out = np.full(self.size, IDLE, np.int64)
-        for kind in np.unique(self.gpu_type):
-            slots = np.flatnonzero(self.gpu_type == kind)
-            mine = genome[slots]
-            order = list(dict.fromkeys(mine[mine >= 0].tolist()))
-            packed = np.concatenate(
-                [np.full(int((mine == j).sum()), j, np.int64) for j in order]
-                or [np.zeros(0, np.int64)]
-            )
-            out[slots[: packed.size]] = packed
+    def decision(self, active: list[ElasticJob]) -> Decision:
+        """Node → GPUs per job from the schedule, each job at ONES's batch for its GPUs."""
+        out: Decision = {}
+        for job in active:
+            held = np.flatnonzero(self.schedule == self.tracked[job.name].id)
+            if held.size:
+                nodes: dict[str, int] = {}
+                for g in held.tolist():
+                    nodes[self.gpu_node[g]] = nodes.get(self.gpu_node[g], 0) + 1
+                out[job.name] = nodes
+                app, c = job.app, int(held.size)
+                fits = c * app.init_batch <= app.max_batch
+                job.fixed_batch = c * (app.init_batch if fits else app.max_batch // c)
         return out
 
-    # — scores and estimates —————————————————————————————————————————————————————
+    # — one loop of ONES's scheduler ——————————————————————————————————————————————
+
+    def loop(self) -> None:
+        active = [t for t in self.jobs if t.status != "complete"]
+        if not active:
+            return
+        if not self.population:  # `_initialize`: the jobs there are, shuffled, one GPU each
+            self.holds = np.zeros(len(self.jobs) + 1, np.int64)
+            self.population = [self._shuffled() for _ in range(self.population_size)]
+            self._update(self.population[0])
+        self.rescale(active)
+        self.population = self._evolve()
+        self._update(self.population[0])
+
+    def rescale(self, active: list[Tracked]) -> None:
+        """Which jobs are new or executed, and what each may hold this loop."""
+        self.new = [t.id for t in active if self._is_new(t)]
+        executed = [t for t in active if t.id not in self.new and t.epochs >= 2]
+        for t in executed:
+            t.predicted = True
+        self.executed = [t.id for t in executed]
+        running = [t for t in active if t.status == "running"]
+        eligible = [t for t in running if t.epochs >= EPOCHS_BEFORE_SCALING]
+        for t in eligible:
+            self._grow(t)
+        largest = max(eligible, key=lambda t: t.size, default=None)  # first of the largest
+        if largest is not None and largest.size >= self.size // 2:
+            self._shrink(largest)
+
+    def _is_new(self, t: Tracked) -> bool:
+        stopped = t.status == "stopped" and t.waiting == "resuming"
+        return t.status == "submitted" or (stopped and t.epochs < EPOCHS_BEFORE_SCALING)
+
+    def _grow(self, t: Tracked) -> None:
+        if t.size == t.limit:
+            t.limit = min(self.size, t.limit * 2)
+        t.waiting = "scaling"
+        t.waiting_size = min(t.limit, t.request * REQUEST_FACTOR) - t.size
+
+    def _shrink(self, t: Tracked) -> None:
+        started = [u.run_time for u in self.jobs if u.status != "submitted"]
+        median = float(np.median(started))
+        if median <= 0 or t.run_time <= median:
+            return
+        most = max(int(2 * t.size / (SCALE_DOWN_FACTOR * t.run_time / median + 1)), 1)
+        t.waiting = "scaling"
+        t.waiting_size = (most // 2 + most % 2) * 2 - t.size
+
+    # — evolution ————————————————————————————————————————————————————————————————
+
+    def _evolve(self) -> list[IntArray]:
+        k = self.population_size
+        self.layouts: dict[tuple[tuple[int, int], ...], IntArray] = {}
+        self.holds = np.array([t.may_hold() for t in self.jobs] + [0], dtype=np.int64)
+        pool = [self._refresh(g) for g in self.population]
+        for _ in range(k // 2):
+            a, b = self.rng.choice(len(pool[:k]), 2, replace=False)
+            pool += list(self._cross(pool[a], pool[b]))
+        pool += [self._mutate(pool[i]) for i in range(k)]
+        pool = [self._reorder(self._pad(g)) for g in pool]
+        scores = np.array([self._score(g) for g in pool])
+        return [pool[i] for i in np.argsort(scores)[:k]]  # its ties as ONES breaks them
+
+    def _shuffled(self) -> IntArray:
+        genome = np.full(self.size, IDLE, np.int64)
+        new = self.rng.permutation([t.id for t in self.jobs if t.status == "submitted"])
+        genome[: min(new.size, self.size)] = new[: self.size]
+        return genome
+
+    def _refresh(self, genome: IntArray) -> IntArray:
+        g = genome.copy()
+        g[np.isin(g, [t.id for t in self.jobs if t.status == "complete"])] = IDLE
+        rank = _rank(g)
+        g[(g >= 0) & (rank > 0) & (rank >= self.holds[g])] = IDLE
+        return g
+
+    def _cross(self, first: IntArray, second: IntArray) -> tuple[IntArray, IntArray]:
+        swap = self.rng.random(self.size) < self.crossover
+        out = []
+        for a, b in ((first, second), (second, first)):
+            child = np.where(swap, b, a)
+            child[(child >= 0) & (_rank(child) >= self.holds[child])] = IDLE
+            out.append(child)
+        return out[0], out[1]
+
+    def _mutate(self, genome: IntArray) -> IntArray:
+        g = genome.copy()
+        for j in dict.fromkeys(g[g >= 0].tolist()):
+            drop = self.rng.random() < self.mutation
+            if drop and self.jobs[j].epochs >= EPOCHS_BEFORE_SCALING:
+                g[g == j] = IDLE
+        return g
+
+    def _pad(self, genome: IntArray) -> dict[int, int]:
+        """GPUs per job: the schedule's, then new jobs, then executed jobs up to what they
+        may hold, then up to their limit, while GPUs are idle."""
+        alloc = {j: int((genome == j).sum()) for j in dict.fromkeys(genome[genome >= 0].tolist())}
+        k = sum(alloc.values())
+        for j in self.new:
+            if k >= self.size:
+                break
+            if j not in alloc:
+                alloc[j], k = 1, k + 1
+        claims: tuple[Callable[[Tracked], int], ...] = (Tracked.may_hold, lambda t: t.limit)
+        for most in claims:
+            waiting = [j for j in self.executed if j not in alloc or alloc[j] < most(self.jobs[j])]
+            order = np.argsort([self._least(j) for j in waiting])
+            for i in order.tolist():
+                if k >= self.size:
+                    break
+                j = waiting[i]
+                grow = min(most(self.jobs[j]) - alloc.get(j, 0), self.size - k)
+                alloc[j], k = alloc.get(j, 0) + grow, k + grow
+        return {j: n for j, n in alloc.items() if n > 0}
+
+    def _least(self, j: int) -> float:
+        x = self.jobs[j].throughput(1)
+        return self.jobs[j].remaining / x if x else math.inf
+
+    def _reorder(self, alloc: dict[int, int]) -> IntArray:
+        """The layout of an allocation (the same one recurs across the population: each is
+        laid out once a loop, against the schedule that loop started from)."""
+        key = tuple(alloc.items())
+        if key not in self.layouts:
+            self.layouts[key] = reorder(alloc, self.schedule, self.segments)
+        return self.layouts[key].copy()
 
     def _score(self, genome: IntArray) -> float:
-        """Eq. 8: Σ over running jobs of remaining time × GPUs."""
-        on = genome >= 0
-        jobs = genome[on]
-        if jobs.size == 0:
-            return 0.0
-        count = np.bincount(jobs)
-        pairs = np.unique(np.column_stack([jobs, self.node_index[on]]), axis=0)
-        nodes = np.bincount(pairs[:, 0], minlength=count.size)
-        first = np.full(count.size, -1)
-        first[jobs[::-1]] = np.flatnonzero(on)[::-1]
+        """`_select`: Σ over scored jobs of GPUs × samples left ÷ throughput at those GPUs."""
         total = 0.0
-        for j in np.flatnonzero(count).tolist():
-            kind = str(self.gpu_type[first[j]])
-            rate = self._rate(j, kind, int(count[j]), int(nodes[j]))
-            total += math.inf if rate <= 0 else self._work(j) / rate * count[j]
+        for j, n in zip(*np.unique(genome[genome >= 0], return_counts=True), strict=True):
+            t = self.jobs[int(j)]
+            if t.predicted:
+                x = t.throughput(int(n))
+                total += math.inf if x == 0 else t.remaining * int(n) / x
         return total
 
-    def _work(self, j: int) -> float:
-        """Y_j: samples left (exact)."""
-        job = self.jobs[j]
-        return max(job.remaining() * job.app.init_batch, 1e-9)
+    # — deployment ————————————————————————————————————————————————————————————————
 
-    def _rate(self, j: int, kind: str, gpus: int, nodes: int) -> float:
-        """X_j: samples per second at its per-GPU batch on `gpus` GPUs of `kind`."""
-        job = self.jobs[j]
-        key = (job.name, kind, gpus, nodes)
-        if key not in self.rates:
-            self.rates[key] = self._estimate(job, kind, gpus, nodes)
-        return self.rates[key]
+    def _update(self, dst: IntArray) -> None:
+        src = self.schedule
+        now = _placement(src)
+        wanted = _placement(dst)
+        starts = [j for j in wanted if j not in now and (src[wanted[j]] == IDLE).all()]
+        moved = [j for j in now if wanted.get(j) != now[j]]
+        ready = all(
+            self.jobs[j].epochs >= self.jobs[j].last_scheduled + UPDATE_INTERVAL for j in moved
+        )
+        new = dst.copy()
+        if not ready:
+            new = src.copy()
+            for j in starts:
+                new[wanted[j]] = j
+        else:
+            for t in self.jobs:
+                if t.waiting == "resuming" and t.id not in wanted and t.waiting_size > 1:
+                    t.waiting_size //= 2
+                    t.limit = t.waiting_size
+        for j in now:
+            if not (new == j).any():
+                t = self.jobs[j]
+                t.status, t.size, t.waiting, t.waiting_size = "stopped", 0, "resuming", t.limit
+        for j, held in _placement(new).items():
+            t = self.jobs[j]
+            if held != now.get(j) or t.status != "running":
+                t.status, t.size, t.waiting, t.waiting_size = "running", len(held), None, 0
+        if not np.array_equal(new, src):
+            for j in _placement(new):
+                self.jobs[j].last_scheduled = self.jobs[j].epochs
+        self.schedule = new
 
-    def _estimate(self, job: ElasticJob, kind: str, gpus: int, nodes: int) -> float:
-        app = job.app
-        local = min(app.init_batch, app.max_local_batch(kind))
-        profiles = app.profiles
-        source = kind if kind in job.params else next(iter(job.params), None)
-        if source is None:
-            return gpus * profiles[kind].single_gpu_throughput()
-        ratio = profiles[kind].single_gpu_throughput() / profiles[source].single_gpu_throughput()
-        return float(throughput(job.params[source], nodes, gpus, local)) * ratio
 
-    # — limits, helpers ———————————————————————————————————————————————————————————
+def _placement(schedule: IntArray) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for i, j in enumerate(schedule.tolist()):
+        if j >= 0:
+            out.setdefault(j, []).append(i)
+    return out
 
-    def _limit_gpus(self, job: ElasticJob) -> int:
-        """The most GPUs its batch-size limit allows at its per-GPU batch."""
-        local = min(job.app.init_batch, min(job.app.max_local_batch(k) for k in job.app.profiles))
-        return max(1, int(self.limits[job.name].limit // local))
 
-    def _update_limits(self, now: float, active: list[ElasticJob]) -> None:
-        first = min((job.arrival for job in active), default=now)
-        self.start = min(self.start, first)
-        # σ: the arrival rate so far (jobs per second), every job seen counted
-        rate = len(self.limits.keys() | {job.name for job in active}) / max(now - self.start, 1.0)
-        for job in active:
-            state = self.limits.get(job.name)
-            if state is None:
-                self.limits[job.name] = Limits(float(job.app.init_batch), job.epoch)
-                continue
-            if job.epoch > state.epochs:
-                processed = job.gpu_seconds / max(job.gpus, 1)
-                shrink = math.ceil(rate * processed + 1)
-                state.limit = min(math.ceil(2 * state.limit / shrink), job.app.max_batch)
-                state.limit = max(state.limit, job.app.init_batch)
-                state.epochs = job.epoch
-            if state.rejected:
-                state.limit = max(state.limit / 2, float(job.app.init_batch))
-                state.rejected = False
-        self.rates = {k: v for k, v in self.rates.items() if k[0] in self.index}
-
-    def _rejections(self, active: list[ElasticJob], ids: IntArray) -> None:
-        running = set(ids[ids >= 0].tolist())
-        for j, job in enumerate(active):
-            state = self.limits[job.name]
-            if j not in running and job.first_start is not None:
-                state.rejected = True
-
-    def _deploy(self, best: IntArray, ids: IntArray, active: list[ElasticJob]) -> IntArray:
-        """The best schedule, except that a running job keeps its GPUs until it has trained an
-        epoch since it last changed (ONES: each job finishes an epoch before an update)."""
-        frozen = [j for j, job in enumerate(active) if job.gpus and job.epochs_since_change < 1]
-        if not frozen:
-            return best.copy()
-        out = np.where(np.isin(ids, frozen), ids, IDLE)
-        free = out == IDLE
-        out[free] = np.where(np.isin(best[free], frozen), IDLE, best[free])
-        return self._repair(out)
-
-    def _take_from_longest(self, genome: IntArray) -> IntArray:
-        held = np.unique(genome[genome >= 0])
-        if held.size == 0:
-            return np.zeros(0, np.int64)
-        longest = max(held.tolist(), key=lambda j: self.jobs[j].gpu_seconds)
-        gpu = np.flatnonzero(genome == longest)[-1:]
-        genome[gpu] = IDLE
-        return gpu
-
-    def _nodes_for(self, kind: str, gpus: int) -> int:
-        return max(1, math.ceil(gpus / self.cluster.gpus_per_node[kind]))
-
-    def _random(self, ids: IntArray) -> IntArray:
-        genome = ids.copy()
-        idle = np.flatnonzero(genome == IDLE)
-        if idle.size and self.jobs:
-            genome[idle] = self.rng.integers(0, len(self.jobs), idle.size)
-        return self._reorder(self._refresh(self._repair(genome)))
-
-    def _translate(self, genome: IntArray, names: list[str]) -> IntArray:
-        """A genome over last round's job indices, over this round's (finished jobs idle)."""
-        if genome.size == 0:
-            return np.full(self.size, IDLE, np.int64)
-        lookup = np.array([self.index.get(n, IDLE) for n in names] + [IDLE], dtype=np.int64)
-        return np.where(genome >= 0, lookup[np.minimum(genome, len(names))], IDLE)
-
-    def _decision(self, ids: IntArray) -> Decision:
-        """Each job's GPU type, GPUs and node count from the schedule, enacted on nodes by the
-        mechanism, which keeps a job that did not change where it runs (ONES scales only the
-        workers that change)."""
-        wanted: dict[str, Want] = {}
-        for j in np.unique(ids[ids >= 0]).tolist():
-            held = np.flatnonzero(ids == j)
-            nodes = len({self.gpu_node[g] for g in held.tolist()})
-            wanted[self.jobs[j].name] = Want(str(self.gpu_type[held[0]]), held.size, nodes)
-        previous = {job.name: job.nodes for job in self.jobs if job.nodes}
-        return place(node_list(self.cluster), wanted, previous).placements
+def _rank(genome: IntArray) -> IntArray:
+    """Each GPU's place among its job's GPUs, in order (0 for the first)."""
+    order = np.argsort(genome, kind="stable")
+    sorted_ = genome[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_)) + 1]
+    first = np.repeat(starts, np.diff(np.r_[starts, sorted_.size]))
+    rank = np.empty_like(genome)
+    rank[order] = np.arange(genome.size) - first
+    return rank

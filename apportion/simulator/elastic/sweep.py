@@ -57,22 +57,28 @@ def run_one(run: ElasticRun) -> ElasticOutcome:
         return _rigid(run, jobs, started)
     from apportion.simulator.elastic.engine import simulate_elastic
 
-    decider = make_decider(run.policy, sia.SIA_CLUSTER, dict(run.options), run.seed)
+    requests = {job.name: job.num_replicas for job in jobs}
+    decider = make_decider(run.policy, sia.SIA_CLUSTER, dict(run.options), run.seed, requests)
     result = simulate_elastic(jobs, sia.SIA_CLUSTER, decider)
     elapsed = time.perf_counter() - started
     return ElasticOutcome(run, result.summary, result.records, elapsed, result.call_seconds)
 
 
 def make_decider(
-    policy: str, cluster: ClusterSpec, options: Mapping[str, Any], seed: int = 0
+    policy: str,
+    cluster: ClusterSpec,
+    options: Mapping[str, Any],
+    seed: int = 0,
+    requests: Mapping[str, int] | None = None,
 ) -> Decider:
-    """The decider for an elastic policy (any of its names) or `ones_search`."""
+    """The decider for an elastic policy (any of its names) or `ones_search` (which needs the
+    GPUs each job asks for, `requests`: its limits grow from them)."""
     from apportion.simulator.elastic.ones import OnesSearch
     from apportion.simulator.elastic.policies import ApportionElastic, SharedElastic
     from apportion.solver.registry import resolve
 
     if policy == ONES_SEARCH:
-        decider: Decider = OnesSearch(cluster, seed=seed, **dict(options))
+        decider: Decider = OnesSearch(cluster, dict(requests or {}), seed=seed, **dict(options))
         return decider
     resolved = resolve(policy)
     if resolved is None or resolved.policy not in ELASTIC_POLICIES:
