@@ -8,9 +8,9 @@ fixed seed, not on the one stretch it was tuned on.
 A window is a run of consecutive jobs in arrival order: `jobs=n` takes n jobs from a start
 index drawn uniformly among those that leave n jobs; `hours=h` takes every job arriving in
 [s, s + h·3600) from a start time s drawn uniformly among those in [first arrival, last
-arrival − h·3600] whose window holds a job (as drawing again until one does, without the loop). The window's jobs are kept whole, none
-dropped, and rebased: arrival (and every deadline) less s, so a window starts at time 0 as a
-trace does. One `numpy.random.default_rng(seed)` draws every start in turn: the same seed
+arrival − h·3600] whose window holds a job (as drawing again until one does, without the
+loop). The window's jobs are kept whole, none dropped, and rebased: arrival (and every
+deadline) less s, so a window starts at time 0 as a trace does. One `numpy.random.default_rng(seed)` draws every start in turn: the same seed
 gives the same windows.
 """
 
@@ -24,7 +24,6 @@ import numpy as np
 
 from apportion.simulator.sources import TraceSpec
 from apportion.simulator.trace import Trace, TraceJob
-
 
 T = TypeVar("T")
 
