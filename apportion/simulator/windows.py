@@ -1,17 +1,18 @@
 """Random windows of a trace: studies that judge a policy on stretches of a workload drawn by a
 fixed seed, not on the one stretch it was tuned on.
 
-    windows = draw_windows(trace.jobs, jobs=60, count=20, seed=WINDOW_SEED)
-    parts = [cut(trace, w) for w in windows]           # each rebased to start at 0
-    spec = WindowSpec(**fields_of(base_spec), window=windows[0])   # a sweep's picklable form
+    windows = draw_windows([j.arrival for j in trace.jobs], 20, SEED, jobs=60)
+    parts = [cut(trace, w) for w in windows]        # each rebased to start at 0
+    specs = [windowed(spec, w) for w in windows]    # a sweep's picklable form
 
 A window is a run of consecutive jobs in arrival order: `jobs=n` takes n jobs from a start
 index drawn uniformly among those that leave n jobs; `hours=h` takes every job arriving in
 [s, s + h·3600) from a start time s drawn uniformly among those in [first arrival, last
 arrival − h·3600] whose window holds a job (as drawing again until one does, without the
 loop). The window's jobs are kept whole, none dropped, and rebased: arrival (and every
-deadline) less s, so a window starts at time 0 as a trace does. One `numpy.random.default_rng(seed)` draws every start in turn: the same seed
-gives the same windows.
+deadline) less s, so a window starts at time 0 as a trace does. One
+`numpy.random.default_rng(seed)` draws every start in turn: the same seed gives the same
+windows.
 """
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ from tests.simulator.helpers import job, trace
 
 # Arrivals out of order on purpose: windows follow arrival order, not the list's.
 JOBS = (
-        job("c", 100.0, arrival=600.0, deadlines=[Deadline(1500.0, 2.0)]),
-        job("a", 100.0, arrival=0.0),
-        job("d", 100.0, arrival=900.0),
-        job("b", 100.0, arrival=300.0, deadlines=[Deadline(1000.0), Deadline(2000.0, 0.5)]),
-        job("e", 100.0, arrival=4000.0),
+    job("c", 100.0, arrival=600.0, deadlines=[Deadline(1500.0, 2.0)]),
+    job("a", 100.0, arrival=0.0),
+    job("d", 100.0, arrival=900.0),
+    job("b", 100.0, arrival=300.0, deadlines=[Deadline(1000.0), Deadline(2000.0, 0.5)]),
+    job("e", 100.0, arrival=4000.0),
 )
 TINY = replace(trace(JOBS), jobs=JOBS)
 
