@@ -28,6 +28,7 @@ from bench import (
     startup,
     tiresias,
     water_filling,
+    windows,
 )
 from bench.harness import Case, print_table, run_case
 
@@ -50,6 +51,7 @@ SUITES = [
     rounds,
     notebooks,
     explain,
+    windows,
 ]
 
 
