@@ -65,15 +65,16 @@ class World:
     judged by (lower is better unless `higher`), `plain` the baselines it is judged against."""
 
     name: str
-    traces: dict[str, Callable[[int], TraceSpec]]
+    traces: dict[str, Callable[[int], Any]]  # name → its `TraceSpec` at a size
     sizes: dict[str, tuple[int, ...]]
     length: dict[str, tuple[int, int]]  # jobs per window of each trace: small, full
-    policies: dict[str, SimConfig]
+    policies: dict[str, Any]  # label → its `SimConfig`
     plain: tuple[str, ...]
     measure: Callable[[SimulationResult], dict[str, Any]]
     score: str
     higher: bool = False
-    seeds: tuple[int, ...] = field(default=(0,))
+    # A world outside the trace simulator measures its own runs (the elastic one).
+    runner: Callable[[World], pd.DataFrame] | None = field(default=None)
 
 
 def _jct(result: SimulationResult) -> dict[str, Any]:
@@ -182,16 +183,22 @@ def _contention() -> World:
     )
 
 
+def _elastic() -> World:
+    from bench.windows_elastic import elastic_world
+
+    return elastic_world()
+
+
 WORLDS: dict[str, Callable[[], World]] = {
     "rigid": _rigid,
     "deadline": _deadlines,
     "contention": _contention,
+    "elastic": _elastic,
 }
 
 
-def windows_of(spec: TraceSpec, length: int) -> list[Window]:
-    """`COUNT` windows of `length` jobs of the trace `spec` loads, by `WINDOW_SEED`."""
-    arrivals = [job.arrival for job in spec.load_trace().jobs]
+def windows_of(arrivals: list[float], length: int) -> list[Window]:
+    """`COUNT` windows of `length` jobs of a trace with these arrivals, by `WINDOW_SEED`."""
     return draw_windows(arrivals, COUNT, WINDOW_SEED, jobs=min(length, len(arrivals)))
 
 
@@ -203,7 +210,8 @@ def runs_of(world: World) -> tuple[list[RunSpec], list[dict[str, Any]]]:
         for size in world.sizes[trace]:
             spec = make(size)
             length = lengths[trace][1 if FULL else 0]
-            for index, window in enumerate(windows_of(spec, length)):
+            arrivals = [job.arrival for job in spec.load_trace().jobs]
+            for index, window in enumerate(windows_of(arrivals, length)):
                 for label, config in world.policies.items():
                     runs.append(RunSpec(config, windowed(spec, window), 0, spec.load))
                     labels.append(
@@ -215,6 +223,8 @@ def runs_of(world: World) -> tuple[list[RunSpec], list[dict[str, Any]]]:
 
 def measure(world: World, workers: int | None = None) -> pd.DataFrame:
     """One row per run of `world`: its labels and what `world.measure` reads."""
+    if world.runner is not None:
+        return world.runner(world)
     runs, labels = runs_of(world)
     done = run_sweep(runs, workers=workers)
     rows = [
