@@ -24,6 +24,7 @@ the worst window's ratio (JCT: the largest ratio; satisfaction: the smallest).
     python -m bench.windows              # small: 3 windows of short length per trace and size
     python -m bench.windows --full       # or APPORTION_FULL=1: 20 windows, longer ones
     python -m bench.windows --world deadline --world rigid   # some worlds only
+    APPORTION_WINDOWS=20 python -m bench.windows   # the small size's lengths, 20 windows
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ GROUP = "windows"
 FULL = os.environ.get("APPORTION_FULL") == "1" or "--full" in sys.argv
 #: Fixed before any policy ran on a window; every trace's windows come from it.
 WINDOW_SEED = 20261128
-COUNT = 20 if FULL else 3
+#: Windows per trace and size; APPORTION_WINDOWS=N keeps the size's lengths with N windows.
+COUNT = int(os.environ.get("APPORTION_WINDOWS", 20 if FULL else 3))
 PREEMPTION_SECONDS = 62.0  # Tiresias's measured checkpoint and restore
 
 
