@@ -81,7 +81,7 @@ def elastic_world() -> World:
         "elastic",
         {name: sia.SIA_CLUSTER.scaled for name in WORKLOADS},  # the cluster at a size
         {name: (1,) for name in WORKLOADS},
-        {name: (8, 20) for name in WORKLOADS},
+        {name: (4, 20) for name in WORKLOADS},
         {policy: policy for policy in POLICIES},
         ("ones", "ones_search"),
         lambda result: {},
