@@ -254,8 +254,9 @@ def against_plain(frame: pd.DataFrame, world: World) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame, world: World) -> pd.DataFrame:
-    """Per (trace, size, policy): pooled figures (means over windows), the worst window's
-    ratio to the best plain baseline, and the windows counted."""
+    """Per (trace, size, policy): pooled figures (means over windows), the pooled score's ratio
+    to the best plain baseline's pooled score, the worst window's ratio to that window's best
+    plain baseline, and the windows counted."""
     scored = against_plain(frame, world)
     worst = "min" if world.higher else "max"
     figures = [c for c in ("satisfaction", "first_met", "jct_h", "jct_p99_h") if c in scored]
@@ -268,6 +269,10 @@ def summarize(frame: pd.DataFrame, world: World) -> pd.DataFrame:
         agg["be_vs_srtf"] = ("be_vs_srtf", "mean")
         agg["broken"] = ("broken", "sum")
     table = scored.groupby(["trace", "gpus", "policy"], sort=False).agg(**agg).reset_index()
+    plain = table[table["policy"].isin(world.plain)].groupby(["trace", "gpus"])[world.score]
+    best = plain.max() if world.higher else plain.min()
+    pooled = table[world.score] / table.join(best.rename("best"), on=["trace", "gpus"])["best"]
+    table.insert(table.columns.get_loc("worst_vs_plain"), "pooled_vs_plain", pooled)
     table.insert(0, "world", world.name)
     return table
 

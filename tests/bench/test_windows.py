@@ -34,6 +34,8 @@ def test_the_worst_jct_window_is_the_largest_ratio_to_that_windows_best_baseline
     assert table.loc["fifo", "worst_vs_plain"] == pytest.approx(1.25)
     assert table.loc["las", "worst_vs_plain"] == pytest.approx(3.0)
     assert table.loc["srtf", "windows"] == 2
+    # Pooled: ours 2.5 against the best pooled baseline, FIFO's 3.75 (SRTF 5.0, LAS 5.0).
+    assert table.loc["contention_placement", "pooled_vs_plain"] == pytest.approx(2.5 / 3.75)
 
 
 def test_the_worst_satisfaction_window_is_the_smallest_ratio() -> None:
