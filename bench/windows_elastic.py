@@ -20,6 +20,7 @@ from apportion.simulator.windows import Window, pick
 from bench.windows import World, windows_of
 
 POLICIES = ("sia", "ones", "ones_search", "elastic_max_goodput")
+BASE_GPUS = sum(sia.SIA_CLUSTER.gpus.values())  # 64; a size is a multiple of it
 WORKLOADS = {"sia_saturn1": ("saturn", 1), "sia_philly1": ("philly", 1)}
 
 
@@ -59,11 +60,11 @@ def measure(world: World) -> pd.DataFrame:
     for trace, (family, number) in WORKLOADS.items():
         arrivals = [j.time for j in sia.workload(family, number)]
         length = world.length[trace][1 if FULL else 0]
-        for scale in world.sizes[trace]:
+        for gpus in world.sizes[trace]:
+            scale = gpus // BASE_GPUS
             for index, window in enumerate(windows_of(arrivals, length)):
                 for policy in world.policies:
                     tasks.append((family, number, scale, window, policy))
-                    gpus = sum(sia.SIA_CLUSTER.scaled(scale).gpus.values())
                     labels.append(
                         {"world": world.name, "trace": trace, "gpus": gpus, "window": index}
                         | {"policy": policy, "jobs": window.jobs}
@@ -79,8 +80,8 @@ def measure(world: World) -> pd.DataFrame:
 def elastic_world() -> World:
     return World(
         "elastic",
-        {name: sia.SIA_CLUSTER.scaled for name in WORKLOADS},  # the cluster at a size
-        {name: (1,) for name in WORKLOADS},
+        {name: lambda gpus: sia.SIA_CLUSTER.scaled(gpus // BASE_GPUS) for name in WORKLOADS},
+        {name: (BASE_GPUS,) for name in WORKLOADS},
         {name: (4, 20) for name in WORKLOADS},
         {policy: policy for policy in POLICIES},
         ("ones", "ones_search"),
