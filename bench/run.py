@@ -30,6 +30,7 @@ from bench import (
     startup,
     tiresias,
     water_filling,
+    windows,
 )
 from bench.harness import Case, print_table, run_case
 
@@ -54,6 +55,7 @@ SUITES = [
     notebooks,
     explain,
     estimation,
+    windows,
 ]
 
 
