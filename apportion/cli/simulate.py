@@ -26,6 +26,7 @@ from apportion.cli.inputs import (
     write_text,
 )
 from apportion.cli.parser import is_terminal
+from apportion.cli.simulate_notes import idle_note
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -72,7 +73,7 @@ def simulate_command(args: argparse.Namespace) -> int:
     document = json.dumps([_plain(row) for row in rows], indent=2)
     _write(args, records, series, document)
     _print(rows, args, document)
-    note = _idle_note(rows, runs[0]) if runs else ""  # elastic runs are sized by Sia's cluster
+    note = idle_note(rows, runs[0]) if runs else ""  # elastic runs are sized by Sia's cluster
     if note:
         print(note, file=sys.stderr)
     return 0
@@ -85,37 +86,6 @@ def _write(args: argparse.Namespace, records: Any, series: Any, document: str) -
         write_text(args.timeseries, series.to_csv(index=False), "--timeseries")
     if args.summary is not None:
         write_text(args.summary, document, "--summary")
-
-
-#: Below this average utilization in every run, the summary says the cluster dwarfs the trace.
-IDLE_UTILIZATION = 0.05
-#: The utilization the suggested smaller cluster would have.
-SUGGESTED_UTILIZATION = 0.5
-
-
-def _idle_note(rows: list[dict[str, Any]], run: RunSpec) -> str:
-    """A note when every run left the cluster nearly idle (the trace's jobs ask for a sliver
-    of its GPUs, so the policies have little to decide), with a cluster about half as busy."""
-    used = [row.get("utilization") for row in rows]
-    if not all(isinstance(u, float) and 0 < u < IDLE_UTILIZATION for u in used):
-        return ""
-    trace = run.trace.load_trace()
-    busiest = max(u for u in used if isinstance(u, float))
-    counts = trace.cluster.gpu_counts
-    node = max(n.gpus for n in trace.cluster.nodes)
-    gang = max(job.scale_factor for job in trace.jobs)
-    smaller = {
-        name: max(math.ceil(count * busiest / SUGGESTED_UTILIZATION / node), 1, -(-gang // node))
-        * node
-        for name, count in counts.items()
-    }
-    cluster = ",".join(f"{name}={gpus}" for name, gpus in smaller.items())
-    return (
-        f"note: the cluster was {100 * busiest:.1f} % used: its {sum(counts.values())} GPUs are "
-        f"far more than the trace's {len(trace.jobs)} jobs ask for, so every policy runs nearly "
-        f"every job at once and they differ little; a smaller cluster, e.g. --cluster {cluster} "
-        "(about half used), or a denser trace (--load, --jobs) sets them apart"
-    )
 
 
 def _runs(args: argparse.Namespace) -> list[RunSpec]:

@@ -62,6 +62,8 @@ def add_simulate(commands: Any) -> None:
     _timing(command)
     _costs(command)
     _trace(command)
+    _belief(command)
+    _execution(command)
     _output(command)
 
 
@@ -194,6 +196,14 @@ def _trace(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument("--seed", default="0", help="Seed(s), comma-separated.")
     command.add_argument(
+        "--load",
+        help="Arrival-rate factor(s) for file traces, jobs per hour for poisson; comma-separated "
+        "(default: the trace's own arrivals).",
+    )
+
+
+def _belief(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
         "--throughput-noise",
         default="0",
         metavar="SIGMA",
@@ -208,11 +218,9 @@ def _trace(command: argparse.ArgumentParser) -> None:
         help="What the policy believes: the truth (oracle, default), the noisy first belief "
         "(none), or that belief learned from observed progress (online).",
     )
-    command.add_argument(
-        "--load",
-        help="Arrival-rate factor(s) for file traces, jobs per hour for poisson; comma-separated "
-        "(default: the trace's own arrivals).",
-    )
+
+
+def _execution(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--workers",
         type=int,
