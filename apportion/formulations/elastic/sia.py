@@ -12,10 +12,11 @@ over the jobs with a configuration that fits the cluster (the others cannot run:
 
 For p < 0, minimizing Σ A over the jobs that run maximizes their power mean (1/J Σ Ĝ^p)^(1/p);
 λ > 1 (default 1.1) makes running any job in any configuration better than leaving it waiting
-(A ≤ 1 for Ĝ ≥ 1). Sia's defaults: p = −0.5, λ = 1.1, a 0.01 % gap. Beyond Sia: A is used as
-computed (Sia rounds it to two decimals, which ties configurations that differ), identical jobs
-are solved as classes, and a candidate that cannot lower the objective (A ≥ λ for p < 0) is left
-out of the model, which changes no optimum.
+(A ≤ 1 for Ĝ ≥ 1). Sia's defaults: p = −0.5, λ = 1.1, a 0.01 % gap. Sia's policy rounds every
+A to two decimals before it solves, which ties configurations that differ; `round_decimals`
+does the same (2: Sia's rule, what the elastic simulator uses), by default A is used as computed.
+Beyond Sia: identical jobs are solved as classes, and a candidate that cannot lower the
+objective (A ≥ λ for p < 0) is left out of the model, which changes no optimum.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ class SiaOptions(ElasticOptions):
         le=1e6,
         description="Price of a job left without GPUs, in units of A = Ĝ^p (Sia's λ_n).",
     )
+    round_decimals: int | None = Field(
+        None,
+        ge=0,
+        le=12,
+        description="Round each A = Ĝ^p to this many decimals before solving, as Sia's policy "
+        "does (2); the objective is then of the rounded values. None: A as computed.",
+    )
 
     @field_validator("p")
     @classmethod
@@ -67,7 +75,8 @@ def run(
     jobs = collect(snapshot, problem, options.restart_factor)
     c = jobs.candidates
     with np.errstate(divide="ignore"):  # a configuration worth nothing: A = ∞, never chosen
-        power = np.where(c.normalized > 0, c.normalized, 0.0) ** options.p
+        exact = np.where(c.normalized > 0, c.normalized, 0.0) ** options.p
+    power = exact if options.round_decimals is None else np.round(exact, options.round_decimals)
     weight = jobs.weight[c.job]
     lam = options.lambda_n
     # value of running a job in c rather than leaving it waiting, to maximize
@@ -99,7 +108,8 @@ def run(
         merged_groups=answer.classes if ctx.options.merge_identical else None,
     )
     if chosen.size:
-        mean = np.sum(weight[chosen] * power[chosen]) / np.sum(weight[chosen])
+        # of the goodputs as they are: a rounded A of 0 has no power mean
+        mean = np.sum(weight[chosen] * exact[chosen]) / np.sum(weight[chosen])
         outcome = outcome.summarized(power_mean=float(mean ** (1.0 / options.p)))
     if ctx.options.explain and answer.status.has_solution:
         total = lam * float(np.sum(jobs.weight[jobs.has_candidates()]))

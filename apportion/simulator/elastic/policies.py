@@ -25,6 +25,9 @@ USABLE = frozenset({"optimal", "feasible"})
 Offers = dict[str, list[tuple[Shape, dict[str, Any]]]]
 #: How chosen configurations land on nodes: Sia's simulator's layout, or jobs kept in place.
 LAYOUTS = ("sia", "keep")
+#: Options that make a policy decide as its authors' scheduler does (caller's options win):
+#: Sia's policy rounds A = Ĝ^p to two decimals before it solves.
+AUTHORS_RULES: dict[str, dict[str, Any]] = {"sia": {"round_decimals": 2}}
 
 
 class ApportionElastic:
@@ -45,7 +48,12 @@ class ApportionElastic:
         self.policy = policy
         # Counted work, not the wall clock, bounds each call, on one solver thread: a run is a
         # function of its inputs (`simulator.enact.policy_options`).
-        self.options = {"clock": "work", "threads": 1, **(options or {})}
+        self.options = {
+            "clock": "work",
+            "threads": 1,
+            **AUTHORS_RULES.get(policy, {}),
+            **(options or {}),
+        }
         self.cluster = cluster
         self.shapes = cluster_shapes(cluster)
         self.nodes = node_list(cluster)

@@ -276,3 +276,29 @@ def test_max_min_matches_an_independent_lp() -> None:
     cost[-1] = -1.0
     lp = linprog(cost, A_ub=np.array(a_ub), b_ub=b_ub, bounds=[(0, None)] * n, method="highs")
     assert result.objective == pytest.approx(-lp.fun, rel=1e-7)
+
+
+def _rounding_case() -> dict[str, Any]:
+    """Five GPUs; a runs on 1 or 3 (A = 0.806 on 3), b and c on 1 or 2 (A = 0.904 on 2), A = 1
+    on one GPU. As computed: a on 3 (0.806 + 1 + 1 = 2.806) beats b and c on 2 (1 + 2 × 0.904 =
+    2.808); rounded to two decimals, 2.81 against 2.80: b and c on 2."""
+
+    def job(name: str, gpus: int, a: float) -> dict[str, Any]:
+        return {"id": name, "elastic": {"configurations": [
+            {"gpu_type": "g", "gpus": 1, "goodput": 1.0},
+            {"gpu_type": "g", "gpus": gpus, "goodput": a**-2}]}}  # fmt: skip
+
+    jobs = [job("a", 3, 0.806), job("b", 2, 0.904), job("c", 2, 0.904)]
+    return {"gpu_types": [{"name": "g", "count": 5}], "jobs": jobs}
+
+
+def test_sia_rounds_a_as_sias_policy_when_asked() -> None:
+    snapshot = _rounding_case()
+    exact = solve(snapshot, policy="sia")
+    assert _picked(exact, snapshot) == (1, 0, 0)
+    assert exact.objective == pytest.approx(2.806)
+    rounded = solve(snapshot, policy="sia", options={"round_decimals": 2})
+    assert _picked(rounded, snapshot) == (0, 1, 1)
+    assert rounded.objective == pytest.approx(2.80)
+    # the power mean is of the goodputs themselves
+    assert rounded.summary["power_mean"] == pytest.approx(((1 + 2 * 0.904) / 3) ** -2)
