@@ -14,7 +14,13 @@ from tests.conformance.cases_objectives import MAKESPAN, SLO_OVERSUBSCRIBED
 from tests.formulations.objectives.test_min_cost_slo import NO_DEADLINES
 
 NEW = {
-    "makespan": {"pareto", "heterogeneity_aware", "agnostic_definition", "reference_type"},
+    "makespan": {
+        "pareto",
+        "heterogeneity_aware",
+        "agnostic_definition",
+        "reference_type",
+        "uncertainty",
+    },
     "finish_time_fairness": {"isolated_share", "pareto"},
     "max_total_throughput": {"normalized"},
     "throughput_per_dollar": {"gang_price"},
