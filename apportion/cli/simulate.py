@@ -26,6 +26,7 @@ from apportion.cli.inputs import (
     write_text,
 )
 from apportion.cli.parser import is_terminal
+from apportion.cli.simulate_lists import listed, parse_cluster
 from apportion.cli.simulate_notes import idle_note
 
 if TYPE_CHECKING:
@@ -104,9 +105,9 @@ def _runs(args: argparse.Namespace) -> list[RunSpec]:
 
     policies = checked(lambda: _policies(args.policy, parse_options(args.option)))
     config = checked(lambda: _config(args))
-    seeds = checked(lambda: tuple(_listed(args.seed, int, "--seed")))
+    seeds = checked(lambda: tuple(listed(args.seed, int, "--seed")))
     loads = checked(lambda: _loads(args))
-    cluster = checked(lambda: _cluster(args.cluster)) if args.cluster else None
+    cluster = checked(lambda: parse_cluster(args.cluster)) if args.cluster else None
     throughputs = checked(lambda: _throughputs(args.throughputs))
     trace = None
     if (not args.cluster or cluster is not None) and (not args.throughputs or throughputs):
@@ -137,7 +138,7 @@ def _policies(text: str, options: dict[str, Any]) -> tuple[str, ...]:
     from apportion.solver.errors import did_you_mean
     from apportion.solver.registry import GAVEL_MISSING, NAMES, unknown_policy
 
-    names = tuple(_listed(text, str, "--policy"))
+    names = tuple(listed(text, str, "--policy"))
     unknown = []
     for name in names:
         try:
@@ -224,7 +225,7 @@ def _noise(text: str) -> dict[str, Any]:
 def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:
     if args.kind == "poisson" and args.source is None and args.load is None:
         raise ValueError("poisson needs a rate: give SOURCE (jobs per hour) or --load")
-    return tuple(_listed(args.load, float, "--load")) if args.load else (None,)
+    return tuple(listed(args.load, float, "--load")) if args.load else (None,)
 
 
 def _source(args: argparse.Namespace) -> None:
@@ -277,39 +278,6 @@ def _service_distribution(source: str | None) -> dict[str, Any]:
     except (KeyError, ValueError) as exc:
         problem = f"--service-distribution: {source}: not a CSV of durations ({exc})"
         raise ValueError(problem) from None
-
-
-def _listed(text: str, kind: type[Any], flag: str) -> list[Any]:
-    try:
-        return [kind(part.strip()) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ValueError(f"{flag} {text!r}: expected comma-separated {kind.__name__}s") from None
-
-
-#: The GPU types of Gavel's `--cluster_spec V:P:K` (its simulator's order).
-GAVEL_SPEC_TYPES = ("v100", "p100", "k80")
-
-
-def _cluster(text: str) -> dict[str, int]:
-    """TYPE=GPUS,... or Gavel's V100:P100:K80 counts (`36:36:36`; a type with 0 is left out)."""
-    parts = text.split(":")
-    if len(parts) > 1:
-        if len(parts) != len(GAVEL_SPEC_TYPES) or not all(p.strip().isdigit() for p in parts):
-            raise ValueError(f"--cluster {text!r}: Gavel's form is V100:P100:K80 GPU counts")
-        counts = dict(zip(GAVEL_SPEC_TYPES, (int(p) for p in parts), strict=True))
-        if not any(counts.values()):
-            raise ValueError(f"--cluster {text!r}: no GPUs")
-        return {name: count for name, count in counts.items() if count > 0}
-    cluster = {}
-    for part in text.split(","):
-        name, sep, count = part.partition("=")
-        if not sep or not name.strip() or not count.strip().isdigit() or int(count) < 1:
-            raise ValueError(
-                f"--cluster {text!r}: expected TYPE=GPUS,... with whole GPU counts, or Gavel's "
-                "V100:P100:K80"
-            )
-        cluster[name.strip()] = int(count)
-    return cluster
 
 
 def _single(

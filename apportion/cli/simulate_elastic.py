@@ -221,7 +221,7 @@ def _cluster(args: argparse.Namespace) -> ClusterSpec:
 
     if not args.cluster:
         return spec_cluster(None)
-    from apportion.cli.simulate import _cluster as parse_cluster
+    from apportion.cli.simulate_lists import parse_cluster
 
     try:
         return spec_cluster(parse_cluster(args.cluster), args.gpus_per_node)
@@ -267,7 +267,7 @@ def _label(args: argparse.Namespace) -> str:
 
 
 def _listed(text: str, kind: type[Any], flag: str) -> Sequence[Any]:
-    from apportion.cli.simulate import _listed as listed
+    from apportion.cli.simulate_lists import listed
 
     values = listed(text, kind, flag)
     if kind is float and any(not v > 0 for v in values):
