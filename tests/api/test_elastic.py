@@ -15,7 +15,7 @@ from tests.cli_runner import invoke
 from tests.conformance.cases_elastic import TWO_TYPES
 
 POLICIES = {
-    "sia": {"p", "lambda_n", "restart_factor", "presolve"},
+    "sia": {"p", "lambda_n", "restart_factor", "presolve", "round_decimals"},
     "ones": {"presolve"},
     "elastic_max_min": {"pareto", "restart_factor", "presolve"},
     "elastic_max_goodput": {"restart_factor", "presolve"},
