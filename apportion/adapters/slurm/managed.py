@@ -72,7 +72,15 @@ def build_managed(
     )
 
 
-def _job(job: SlurmJob, mapped: Mapped) -> Job[SlurmJob]:
+def _job(
+    job: SlurmJob,
+    mapped: Mapped,
+    *,
+    placement: dict[str, int] | None = None,
+    fault: str | None = None,
+) -> Job[SlurmJob]:
+    """The round's job for a managed Slurm job: where it runs (if it does) and its fault."""
+    running = job.running or fault is not None
     return Job(
         id=job.id,
         key=mapped.key,
@@ -80,10 +88,11 @@ def _job(job: SlurmJob, mapped: Mapped) -> Job[SlurmJob]:
         throughput=mapped.throughput,
         source=job,
         weight=mapped.weight,
-        gpu_type=job.running_type if job.running else None,
-        placement=dict(job.placement) if job.running else {},
+        gpu_type=job.running_type if running else None,
+        placement=placement if placement is not None else (dict(job.placement) if running else {}),
         pinned=None if job.requeue else "Slurm cannot requeue it (--no-requeue)",
-        held_by=job.hold_reason,
+        held_by=None if fault is not None else job.hold_reason,
+        fault=fault,
     )
 
 
@@ -97,18 +106,7 @@ def _faulty(job: SlurmJob, table: Mapping[str, Mapping[str, float]]) -> Job[Slur
     # the round hands none of them out.
     each = job.gpus // max(len(job.allocated), 1)
     placement = {node: max(job.placement.get(node, 0), each) for node in job.allocated}
-    return Job(
-        id=job.id,
-        key=mapped.key,
-        gpus=job.gpus,
-        throughput=mapped.throughput,
-        source=job,
-        weight=mapped.weight,
-        gpu_type=job.running_type,
-        placement=placement,
-        pinned=None if job.requeue else "Slurm cannot requeue it (--no-requeue)",
-        fault=fault,
-    )
+    return _job(job, mapped, placement=placement, fault=fault)
 
 
 def _partition_members(nodes: Iterable[SlurmNode]) -> dict[str, set[str]]:
