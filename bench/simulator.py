@@ -3,7 +3,10 @@
 
 - Gavel's 96-job physical trace (8 V100 / 16 P100 / 24 K80) under max-min: ≤ 10 s.
 - 1,000 Gavel-style Poisson jobs on 36/36/36 GPUs under max-min: ≤ 120 s, with the simulator's
-  share (everything but policy calls) reported against the 25 % target.
+  share (everything but policy calls) reported against the 25 % target. The share is taken in
+  this process's CPU time (`simulator_cpu_share`): on a shared machine the wall clock also
+  counts other processes' turns, which land on whichever side was waiting (the wall split is
+  printed beside).
 - A sweep of 8 runs on the default process pool: wall time against total ÷ workers.
 - DeepShare's traces (256 jobs, 4 × 8 GPUs, 300-s rounds) under the contention placement's
   schedule objective at W1 = 0.3 (DeepShare's branch A): a whole `simulate` run ≤ 30 s, with
@@ -30,11 +33,12 @@ def _split(summary: dict[str, object]) -> str:
     policy = float(summary["policy_seconds"])  # type: ignore[arg-type]
     mechanism = float(summary["mechanism_seconds"])  # type: ignore[arg-type]
     engine = wall - policy - mechanism
-    overhead = (wall - policy) / wall
+    overhead = float(summary["simulator_cpu_share"])  # type: ignore[arg-type]
     verdict = "yes" if overhead <= OVERHEAD_TARGET else "NO"
     return (
-        f"policy {policy:.1f} s ({summary['policy_calls']} calls), mechanism {mechanism:.1f} s, "
-        f"engine {engine:.1f} s; overhead {overhead:.0%} (≤ 25 %: {verdict}); "
+        f"wall: policy {policy:.1f} s ({summary['policy_calls']} calls), mechanism "
+        f"{mechanism:.1f} s, engine {engine:.1f} s; CPU {float(summary['cpu_seconds']):.1f} s, "  # type: ignore[arg-type]
+        f"simulator's share {overhead:.1%} (≤ 25 %: {verdict}); "
         f"JCT mean {float(summary['jct_mean']) / 3600:.2f} h"  # type: ignore[arg-type]
     )
 

@@ -117,6 +117,7 @@ class Reply:
         self.order = order or []
         self.termination = termination  # why the solver stopped (`time_limit`: at its limit)
         self.seconds = 0.0  # wall time of the call, as the caller saw it
+        self.cpu_seconds = 0.0  # this process's CPU time in the call (load does not move it)
         self.solver_seconds = solver_seconds  # what the policy reports as its own total
         # Seconds after which the policy would decide otherwise with no job arriving or
         # finishing (Tiresias: a queue demotion or promotion); None: not before the next event.

@@ -57,7 +57,7 @@ class Engine:
         self.stopped = ""
 
     def run(self) -> SimulationResult:
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         table = self.table
         now = float(table.arrival.min()) if table.arrival.size else 0.0
         try:
@@ -68,7 +68,9 @@ class Engine:
         finally:
             self.decider.close()
         self._explain_unfinished(now)
-        return build_result(table, self.config, self.series, self.enactor.calls, started, now)
+        return build_result(
+            table, self.config, self.series, self.enactor.calls, started, now, started_cpu
+        )
 
     def _step(self, now: float) -> float | None:
         """One decision point and the interval after it; the next decision time, or None."""
@@ -186,7 +188,9 @@ class Watched:
         self.stale_at = np.inf
 
     def decide(self, request: Request) -> Reply:
+        cpu = time.process_time()
         answer = self.decider.decide(request)
+        answer.cpu_seconds = time.process_time() - cpu
         if answer.usable:
             after = answer.revisit_after
             self.stale_at = np.inf if after is None else request.now + after

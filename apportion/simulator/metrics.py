@@ -150,6 +150,7 @@ def calls_frame(calls: CallLog) -> pd.DataFrame:
             "time": calls.time,
             "seconds": calls.seconds,
             "solver_seconds": calls.solver_seconds,
+            "cpu_seconds": calls.cpu_seconds,
             "jobs": calls.jobs,
             "status": calls.status,
             "termination": calls.termination,
@@ -200,6 +201,7 @@ def summarize(
         "calls_at_work_limit": int(calls["termination"].isin(WORK_LIMITS).sum()),
         "policy_seconds": float(calls["seconds"].sum()),
         "solver_seconds": float(calls["solver_seconds"].sum()),
+        "policy_cpu_seconds": float(calls["cpu_seconds"].sum()),
     }
     span = last - first
     total_used = 0.0

@@ -60,9 +60,11 @@ def build_result(
     calls: CallLog,
     started: float,
     end: float,
+    started_cpu: float | None = None,
 ) -> SimulationResult:
-    """The result of a run that began at `started` (`time.perf_counter()`) and stopped at
-    simulated time `end`; its wall time includes building these tables."""
+    """The result of a run that began at `started` (`time.perf_counter()`; `started_cpu`,
+    `time.process_time()`) and stopped at simulated time `end`; its wall and CPU times include
+    building these tables."""
     jobs = metrics.records(table)
     steps = metrics.timeseries(series, table)
     called = metrics.calls_frame(calls)
@@ -74,6 +76,12 @@ def build_result(
     summary["wall_seconds"] = wall_seconds
     summary["simulator_seconds"] = wall_seconds - summary["policy_seconds"]
     summary["mechanism_seconds"] = calls.mechanism_seconds
+    if started_cpu is not None:
+        # The simulator's own share by CPU time: on a shared machine the wall clock also counts
+        # the time other processes ran, and that lands on whichever side was waiting.
+        cpu = time.process_time() - started_cpu
+        summary["cpu_seconds"] = cpu
+        summary["simulator_cpu_share"] = (cpu - summary["policy_cpu_seconds"]) / cpu if cpu else 0.0
     summary.update(calls.notes)
     return SimulationResult(
         trace=table.trace.name,

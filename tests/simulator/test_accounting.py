@@ -119,3 +119,12 @@ def test_max_time_stops_the_run_and_says_so() -> None:
     assert not row["finished"]
     assert "max_time" in row["reason"]
     assert row["steps_done"] == pytest.approx(3600.0 * 10.0)
+
+
+def test_cpu_time_splits_into_the_policy_and_the_simulator() -> None:
+    summary = run("max_min_fairness").summary
+    calls = run("max_min_fairness").calls
+    assert summary["policy_cpu_seconds"] == pytest.approx(calls["cpu_seconds"].sum())
+    assert 0.0 < summary["policy_cpu_seconds"] <= summary["cpu_seconds"]
+    share = (summary["cpu_seconds"] - summary["policy_cpu_seconds"]) / summary["cpu_seconds"]
+    assert summary["simulator_cpu_share"] == pytest.approx(share)

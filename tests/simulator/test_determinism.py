@@ -19,13 +19,16 @@ from apportion.simulator.trace import Trace
 from apportion.simulator.traces import read_chronus_csv, read_deepshare_trace, read_tiresias_csv
 
 #: What a run reports of the wall clock: how long calls took, never what they decided.
-WALL_COLUMNS = ["seconds", "solver_seconds"]
+WALL_COLUMNS = ["seconds", "solver_seconds", "cpu_seconds"]
 WALL_SUMMARY = {
     "wall_seconds",
     "simulator_seconds",
     "policy_seconds",
     "solver_seconds",
     "mechanism_seconds",
+    "policy_cpu_seconds",
+    "cpu_seconds",
+    "simulator_cpu_share",
 }
 
 

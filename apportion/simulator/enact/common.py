@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,6 +27,7 @@ class CallLog:
     time: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     solver_seconds: list[float] = field(default_factory=list)
+    cpu_seconds: list[float] = field(default_factory=list)
     jobs: list[int] = field(default_factory=list)
     status: list[str] = field(default_factory=list)
     termination: list[str] = field(default_factory=list)
@@ -36,9 +38,17 @@ class CallLog:
         self.time.append(now)
         self.seconds.append(answer.seconds)
         self.solver_seconds.append(answer.solver_seconds)
+        self.cpu_seconds.append(answer.cpu_seconds)
         self.jobs.append(jobs)
         self.status.append(answer.status)
         self.termination.append(answer.termination)
+
+
+class Enacted(NamedTuple):
+    """The jobs placed this round or lease, in the placements' order, and their types."""
+
+    jobs: IntArray
+    kind: IntArray
 
 
 @dataclass
@@ -58,13 +68,18 @@ class Holdings:
         placements: Mapping[int, Placement],
         types: Mapping[int, int],
         kept: Mapping[int, bool] | None = None,
-    ) -> None:
-        """Record the new holdings: moves, first starts, delays, the type each job runs on."""
-        table, previous, kept = self.table, self.previous, kept or {}
+    ) -> Enacted:
+        """Record the new holdings: moves, first starts, delays, the type each job runs on.
+        Returns the jobs (in `placements`' order) and their types, as arrays."""
+        table, previous = self.table, self.previous
         jobs = list(placements)
         index = np.array(jobs, dtype=np.int64)
+        kind = np.array([types[j] for j in jobs], dtype=np.int64)
         # Most rounds extend most leases: only the jobs that start or move pay anything.
-        changed = [j for j in jobs if not (kept.get(j, False) or previous.get(j) == placements[j])]
+        if kept is None:
+            changed = [j for j in jobs if previous.get(j) != placements[j]]
+        else:
+            changed = [j for j in jobs if not kept[j]]
         if changed:
             fresh = np.array(changed, dtype=np.int64)
             started = ~np.isnan(table.first_start[fresh])
@@ -80,10 +95,10 @@ class Holdings:
         if stopped:
             table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
         table.cur_type[list(previous)] = -1
-        table.cur_type[index] = [types[j] for j in jobs]
+        table.cur_type[index] = kind
         self.previous = dict(placements)  # the placements are the caller's to give away
-        ids = table.ids
-        self.by_id = {ids[j]: placement for j, placement in self.previous.items()}
+        self.by_id = dict(zip(map(table.ids.__getitem__, jobs), placements.values(), strict=True))
+        return Enacted(index, kind)
 
     def forget(self, finished: IntArray) -> None:
         """Finished jobs hold nothing any more."""
@@ -101,14 +116,13 @@ def node_types(table: JobStates) -> dict[str, int]:
 def running_from(
     table: JobStates,
     placements: Mapping[int, Placement],
-    types: Mapping[int, int],
+    enacted: Enacted,
     slowdown: Mapping[int, float] | None = None,
 ) -> Running:
-    """Running jobs at their own throughput on their type, divided by any contention slowdown."""
-    order = list(placements)
-    jobs = np.array(order, dtype=np.int64)
-    kind = np.array([types[j] for j in order], dtype=np.int64)
-    gpus = np.array([sum(p.values()) for p in placements.values()], dtype=np.int64)
+    """Running jobs at their own throughput on their type, divided by any contention slowdown
+    (`enacted`: what `Holdings.enact` returned for these placements)."""
+    jobs, kind = enacted
+    gpus = np.fromiter(map(_held, placements.values()), np.int64, len(jobs))
     rate: FloatArray = table.thr[jobs, kind] if jobs.size else np.zeros(0)
     if table.spread:  # empty unless the trace measured spreads
         rate = rate.copy()
@@ -120,6 +134,13 @@ def running_from(
     if slowdown:
         rate = rate / np.array([slowdown.get(j, 1.0) for j in jobs.tolist()])
     return Running(jobs, kind.reshape(-1), gpus.reshape(-1), rate)
+
+
+def _held(placement: Placement) -> int:
+    if len(placement) == 1:  # the usual gang: one node
+        for gpus in placement.values():
+            return gpus
+    return sum(placement.values())
 
 
 def first_fit(

@@ -86,11 +86,11 @@ class LeaseEnactor:
         kept = {j: dict(running[j].placement) for j in holding}
         placements = self._placements(answer, request, running, kept) if answer.usable else kept
         types = {j: self._node_type[next(iter(p))] for j, p in placements.items()}
-        self.holdings.enact(now, placements, types)
+        enacted = self.holdings.enact(now, placements, types)
         end = self.start + self.config.lease_seconds
         self.until = {j: self.until[j] if j in holding else end for j in placements}
         slowdown = self._slowdown(placements) if self._slowdown is not None else None
-        return running_from(table, placements, types, slowdown)
+        return running_from(table, placements, enacted, slowdown)
 
     def _request(
         self, now: float, active: IntArray, running: dict[int, Held], holding: set[int]

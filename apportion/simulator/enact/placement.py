@@ -75,11 +75,11 @@ class PlacementEnactor(NodeEnactor):
                 placed = set(chosen) if self.decider.baseline else _changed(held, chosen)
                 self.placements = chosen
         types = {j: self._node_type[next(iter(p))] for j, p in self.placements.items()}
-        self.holdings.enact(now, self.placements, types)
+        enacted = self.holdings.enact(now, self.placements, types)
         slowdown = None
         if self._slowdown is not None:
             slowdown = self._slowdown(self.placements, placed)
-        return running_from(table, self.placements, types, slowdown)
+        return running_from(table, self.placements, enacted, slowdown)
 
     def _chosen(self, answer: Reply, active: list[int]) -> dict[int, Placement]:
         """The placements after this answer: every active job it places, where it places it."""

@@ -191,11 +191,11 @@ class RoundsEnactor:
                 placements[j] = dict(placement)
                 types[j], kept[j] = to_table[k], held.get(j) == placement
                 partner[j] = ids[other]
-        self.holdings.enact(now, placements, types, kept)
+        enacted = self.holdings.enact(now, placements, types, kept)
         slowdown = None
         if self._slowdown is not None:
             slowdown = self._slowdown(placements, [j for j in placements if not kept[j]])
-        running = running_from(table, placements, types, slowdown)
+        running = running_from(table, placements, enacted, slowdown)
         self._partner = partner
         if partner:
             self._share(running, partner)

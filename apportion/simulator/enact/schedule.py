@@ -49,8 +49,8 @@ class ScheduleEnactor(NodeEnactor):
                 self.clock.promote(answer)
             self.clock.settle(active, np.fromiter(self.placements, np.int64))
         types = {j: self._node_type[next(iter(p))] for j, p in self.placements.items()}
-        self.holdings.enact(now, self.placements, types)
-        return running_from(table, self.placements, types)
+        enacted = self.holdings.enact(now, self.placements, types)
+        return running_from(table, self.placements, enacted)
 
     def _enacted(self, answer: Reply, active: IntArray) -> dict[int, Placement]:
         """Every job the answer runs, where it says, where it was, or first fit."""
