@@ -135,7 +135,8 @@ def time_notebook(path: Path, full: bool, quiet: bool = True) -> Timed:
             status = "an output names a local path"
     except Exception as exc:  # a failing cell: report it in the table, keep timing the rest
         seconds = time.perf_counter() - started
-        status = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:80]}"
+        last = (str(exc).strip().splitlines() or ["(no message)"])[-1]
+        status = f"{type(exc).__name__}: {last[:80]}"
     cells = sum(1 for cell in notebook.cells if cell.cell_type == "code")
     size = "full" if full else "small"
     return Timed(path.name, size, seconds, cells, _figures(notebook), status, notebook)
