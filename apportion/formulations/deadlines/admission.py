@@ -194,7 +194,13 @@ def run(
     scored = weighted(problem, options.objective, options.lease_price)
     admission = admit(scored, options, ctx, arrivals(snapshot))
     admission.plan = keep_running(problem, shift(problem, admission.plan, admission.sigma))
-    lease = run_now(problem, admission.plan, options.fill_guaranteed, options.split_best_effort)
+    lease = run_now(
+        problem,
+        admission.plan,
+        options.fill_guaranteed,
+        options.split_best_effort,
+        admission.lending,
+    )
     outcome = deadline_report.outcome(
         problem, arrays, admission, lease, (options.objective, scored)
     )

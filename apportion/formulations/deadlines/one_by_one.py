@@ -24,6 +24,11 @@ Its rules are those of Chronus's scheduler (`time_aware_with_lease.py`, `solver.
 * σ (adaptive): guaranteed work runs as early as it can (Chronus's `maximize`) unless a declined
   SLO job that can still meet its first deadline waits (`minimize`); best-effort jobs do not
   count.
+* Spare GPUs are lent in Chronus's orders: at a boundary or an arrival check (`best_func`),
+  declined SLO and best-effort jobs by remaining GPU-time, then guaranteed jobs, then jobs that
+  can meet no deadline, each by slack GPU-time; between checks (`filling_jobs`, its ascending
+  sort), jobs that can meet no deadline first, then guaranteed jobs by most slack, then
+  declined, then best-effort jobs, by most remaining GPU-time.
 
 This is what the joint MILP is measured against: the one-by-one order cannot give up an early
 small job for two later ones, and a job is never admitted at a later, less valuable option.
@@ -86,9 +91,12 @@ def one_by_one(
     for j in lost.tolist():
         broken[j] = broken_jointly(problem, j)
     greedy_value = plan.value(problem)
-    plan = admit_batch(whole_leases(problem), plan, offered(problem, arrival))
+    arriving = offered(problem, arrival)
+    plan = admit_batch(whole_leases(problem), plan, arriving)
     chosen = chronus_sigma(problem, plan) if sigma == "adaptive" else int(sigma)
     admission = Admission(plan, status if broken else Status.FEASIBLE, chosen, greedy_value)
+    at_boundary = problem.now - problem.lease_start <= ROUNDING * problem.lease
+    admission.lending = chronus_lending if at_boundary or arriving.size else chronus_filling
     admission.broken = broken
     admission.detail = "one by one at arrival, first option, whole leases (Chronus)"
     return admission
@@ -205,3 +213,43 @@ def chronus_sigma(problem: LeaseProblem, plan: LeasePlan) -> int:
     np.minimum.at(first, problem.row_job, problem.row_time)
     reachable = problem.now + problem.remaining <= first + ARRIVAL_TOLERANCE
     return -1 if (declined & reachable).any() else 1
+
+
+def _lending_keys(
+    problem: LeaseProblem, plan: LeasePlan, jobs: IntArray
+) -> tuple[IntArray, FloatArray, FloatArray, BoolArray]:
+    """Per job of `jobs`: its class (0 declined SLO or best-effort, 1 guaranteed, 2 hopeless),
+    remaining GPU-time and slack GPU-time as Chronus ranks them (`emergence`)."""
+    first = np.full(problem.num_jobs, np.inf)
+    last = np.full(problem.num_jobs, -np.inf)
+    np.minimum.at(first, problem.row_job, problem.row_time)
+    np.maximum.at(last, problem.row_job, problem.row_time)
+    # Chronus's deadline of a job: its first option, moved to its last once admitted.
+    deadline = np.where(plan.admitted, last, first)[jobs]
+    work = problem.remaining[jobs]
+    slack = (deadline - problem.now - work) * problem.demand[jobs]
+    hopeless = problem.is_slo[jobs] & (slack < 0)
+    kind: IntArray = np.where(hopeless, 2, np.where(plan.admitted[jobs], 1, 0))
+    slo: BoolArray = problem.is_slo[jobs]
+    return kind, work * problem.demand[jobs], slack, slo
+
+
+def chronus_lending(problem: LeaseProblem, plan: LeasePlan, jobs: IntArray) -> IntArray:
+    """Chronus's order at a lease boundary or an arrival check (`best_func`): declined SLO and
+    best-effort jobs by remaining GPU-time, then guaranteed ones, then those that can meet no
+    deadline, each by slack GPU-time."""
+    kind, work, slack, _ = _lending_keys(problem, plan, jobs)
+    rank = np.where(kind == 0, work, slack)
+    out: IntArray = jobs[np.lexsort((rank, kind))]
+    return out
+
+
+def chronus_filling(problem: LeaseProblem, plan: LeasePlan, jobs: IntArray) -> IntArray:
+    """Chronus's order between checks (`filling_jobs`, its sort ascending by queue and
+    emergence): jobs that can meet no deadline first, then guaranteed ones by most slack, then
+    declined SLO jobs, then best-effort ones, by most remaining GPU-time."""
+    kind, work, slack, slo = _lending_keys(problem, plan, jobs)
+    queue = np.where(kind == 2, 0, np.where(kind == 1, 1, np.where(slo, 2, 3)))
+    rank = np.where(kind == 0, -work, -slack)
+    out: IntArray = jobs[np.lexsort((rank, queue))]
+    return out

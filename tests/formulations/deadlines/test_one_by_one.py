@@ -147,3 +147,25 @@ def test_guaranteed_work_runs_early_unless_a_declined_slo_job_waits() -> None:
     assert runs_now(only_best_effort, "g") and not runs_now(only_best_effort, "b")
     declined = solve(cluster(1, g, b, d), policy=POLICY, options=ONE_BY_ONE)
     assert not runs_now(declined, "g") and guaranteed(declined) == {"g"}
+
+
+def lending_case(now: float) -> dict[str, object]:
+    # g (guaranteed, 900 s left) is not due before slot 2; d was declined at its arrival and can
+    # still meet its deadline (so σ = −1 keeps g's leases late); b is best-effort. Two of the
+    # three 4-GPU jobs fit the node now.
+    g = {**job("g", 4, 1, (3, 10), guaranteed=True), "remaining_time": 900.0}
+    d = job("d", 4, 1, (3, 10), arrival_time=-60.0)
+    b = {"id": "b", "scale_factor": 4, "remaining_time": 600.0, "job_class": "best_effort"}
+    return {**cluster(1, g, d, b), "now": now, "lease_start": 0}
+
+
+def test_at_a_boundary_declined_and_best_effort_jobs_borrow_before_guaranteed_ones() -> None:
+    # Chronus's best_func: b and d (by remaining GPU-time) before g; SRTF would lend to b, g.
+    result = solve(lending_case(0.0), policy=POLICY, options=ONE_BY_ONE)
+    assert [runs_now(result, j) for j in "bdg"] == [True, True, False]
+
+
+def test_between_checks_guaranteed_and_declined_jobs_borrow_before_best_effort_ones() -> None:
+    # Chronus's filling_jobs: hopeless jobs, then guaranteed, then declined, then best-effort.
+    result = solve(lending_case(300.0), policy=POLICY, options=ONE_BY_ONE)
+    assert [runs_now(result, j) for j in "bdg"] == [False, True, True]
