@@ -77,8 +77,10 @@ class DeadlineOptions(PolicyOptions):
     admission: Literal["joint", "one_by_one"] = Field(
         "joint",
         description="joint: new SLO jobs are admitted together by the lease MILP; one_by_one: "
-        "Chronus's own rule, each in turn (snapshot order) by a fast packing check, else a "
-        "binary search for the earliest deadline a greedy packing meets (a baseline).",
+        "Chronus's own rule (a baseline): each job once, in the call at its arrival_time "
+        "(every call without one), in snapshot order, at its first option only, if a greedy "
+        "packing of it and the jobs admitted before it in the call fits whole leases from "
+        "the next boundary.",
     )
     sigma: Literal[-1, 0, 1, "adaptive"] = Field(
         "adaptive",
