@@ -1,6 +1,7 @@
 """Policy names a simulation accepts: every apportion policy (and alias), the baselines of
 `simulator.baselines`, YARN-CS (`simulator.yarn`), Chronus's own admission
-(`chronus_one_by_one`: deadline admission one job at a time, by value, `admission=one_by_one`),
+(`chronus_one_by_one`: deadline admission one job at a time, by value, `admission=one_by_one`,
+with Chronus's 10 % margin on every estimate),
 and heterogeneity-agnostic variants:
 `max_min_agnostic` and `makespan_agnostic` (the policy with `heterogeneity_aware=false`; the
 makespan then sees each
@@ -24,7 +25,10 @@ from apportion.simulator.config import SimConfig
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "max_min_agnostic": ("max_min_fairness", {"heterogeneity_aware": False}),
     "makespan_agnostic": ("makespan", {"heterogeneity_aware": False}),
-    "chronus_one_by_one": ("deadline_admission", {"admission": "one_by_one", "objective": "value"}),
+    "chronus_one_by_one": (
+        "deadline_admission",
+        {"admission": "one_by_one", "objective": "value", "safety_margin": 0.1},
+    ),
 }
 #: Heterogeneity-agnostic versions of policies that have no `heterogeneity_aware` option (Gavel's
 #: agnostic baselines): the policy sees each job at one speed on every type it can use.

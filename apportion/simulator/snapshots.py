@@ -172,6 +172,7 @@ def lease_snapshot(
             "id": job.id,
             "scale_factor": job.scale_factor,
             "remaining_time": left[position],
+            "arrival_time": job.arrival,
         }
         if costs is not None:
             entry["overhead_seconds"] = costs[position]

@@ -34,12 +34,12 @@ from apportion.formulations.deadlines.lease_plan import (
 )
 from apportion.formulations.deadlines.lease_search import solve_lease_milp
 from apportion.formulations.deadlines.lending import run_now
-from apportion.formulations.deadlines.one_by_one import one_by_one
+from apportion.formulations.deadlines.one_by_one import arrivals, one_by_one
 from apportion.formulations.deadlines.pricing import weighted
 from apportion.formulations.deadlines.problem import LeaseProblem, lease_problem
 from apportion.formulations.deadlines.uncertain import margins
 from apportion.solver.arrays import ClusterArrays
-from apportion.solver.arraytypes import IntArray
+from apportion.solver.arraytypes import FloatArray, IntArray
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext
 from apportion.solver.options import PolicyOptions
@@ -77,8 +77,10 @@ class DeadlineOptions(PolicyOptions):
     admission: Literal["joint", "one_by_one"] = Field(
         "joint",
         description="joint: new SLO jobs are admitted together by the lease MILP; one_by_one: "
-        "Chronus's own rule, each in turn (snapshot order) by a fast packing check, else a "
-        "binary search for the earliest deadline a greedy packing meets (a baseline).",
+        "Chronus's own rule (a baseline): each job once, in the call at its arrival_time "
+        "(every call without one), in snapshot order, at its first option only, if a greedy "
+        "packing of it and the jobs admitted before it in the call fits whole leases from "
+        "the next boundary.",
     )
     sigma: Literal[-1, 0, 1, "adaptive"] = Field(
         "adaptive",
@@ -135,12 +137,17 @@ def plannable(problem: LeaseProblem) -> tuple[IntArray, dict[int, str]]:
     return np.flatnonzero(problem.is_slo & has_option), broken
 
 
-def admit(problem: LeaseProblem, options: DeadlineOptions, ctx: SolveContext) -> Admission:
+def admit(
+    problem: LeaseProblem,
+    options: DeadlineOptions,
+    ctx: SolveContext,
+    arrival: FloatArray | None = None,
+) -> Admission:
     """Choose options and reserve slots for SLO jobs: jointly (the MILP, else the greedy
-    packing) or Chronus's way, one job at a time."""
+    packing) or Chronus's way, one job at a time (offered at `arrival`)."""
     jobs, broken = plannable(problem)
     if options.admission == "one_by_one":
-        return one_by_one(problem, jobs, broken, resolve_sigma(options.sigma, problem), ctx)
+        return one_by_one(problem, jobs, broken, options.sigma, ctx, arrival)
     chronus = greedy_plan(problem, jobs)
     admission = Admission(
         LeasePlan.empty(problem),
@@ -187,9 +194,15 @@ def run(
         margins(snapshot, options.safety_margin, options.uncertainty),
     )
     scored = weighted(problem, options.objective, options.lease_price)
-    admission = admit(scored, options, ctx)
+    admission = admit(scored, options, ctx, arrivals(snapshot))
     admission.plan = keep_running(problem, shift(problem, admission.plan, admission.sigma))
-    lease = run_now(problem, admission.plan, options.fill_guaranteed, options.split_best_effort)
+    lease = run_now(
+        problem,
+        admission.plan,
+        options.fill_guaranteed,
+        options.split_best_effort,
+        admission.lending,
+    )
     outcome = deadline_report.outcome(
         problem, arrays, admission, lease, (options.objective, scored)
     )

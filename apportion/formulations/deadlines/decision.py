@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from apportion.formulations.deadlines.lease_plan import LeasePlan
 from apportion.formulations.deadlines.packing import Placement
+from apportion.formulations.deadlines.problem import LeaseProblem
+from apportion.solver.arraytypes import IntArray
 from apportion.solver.status import Status, Termination
 
 
@@ -20,6 +23,8 @@ class Admission:
     termination: Termination | None = None  # why the admission's search stopped
     broken: dict[int, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Another lending order for the jobs SRTF would lend to (a baseline's), None: SRTF.
+    lending: Callable[[LeaseProblem, LeasePlan, IntArray], IntArray] | None = None
 
 
 @dataclass

@@ -27,6 +27,8 @@ needs them). The caller may run it on until then; the guarantees hold either way
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from apportion.formulations.deadlines.decision import LeaseRun
@@ -41,9 +43,14 @@ TOLERANCE = 1e-6
 
 
 def run_now(
-    problem: LeaseProblem, plan: LeasePlan, fill_guaranteed: bool, allow_split: bool
+    problem: LeaseProblem,
+    plan: LeasePlan,
+    fill_guaranteed: bool,
+    allow_split: bool,
+    reorder: Callable[[LeaseProblem, LeasePlan, IntArray], IntArray] | None = None,
 ) -> LeaseRun:
-    """Holders stay; guaranteed jobs due now on consolidated blocks; then the lending order."""
+    """Holders stay; guaranteed jobs due now on consolidated blocks; then the lending order
+    (`reorder`: another order of the same jobs, a baseline's)."""
     holdings = problem.holdings
     free = (
         holdings.free[0].copy()
@@ -54,6 +61,7 @@ def run_now(
     mode = dict.fromkeys(placements, "held")
     due = np.flatnonzero(plan.slots[:, 0])
     order = lending_order(problem, plan, fill_guaranteed)
+    order = order if reorder is None else reorder(problem, plan, order)
     reserved, lent = place(problem, due, order, free, allow_split)
     placements.update(reserved)
     mode.update(dict.fromkeys(reserved, "reserved"))
