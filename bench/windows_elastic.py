@@ -7,8 +7,8 @@ and Philly workload 1 under `sia`, ONES's exact policy (`ones`), ONES's own evol
 (`ones_search`, the plain baseline with `ones`) and `elastic_max_goodput`; average and p99 JCT.
 
 Windows hold 10 jobs at the small size (20 at full): a window is a whole elastic simulation
-with a solve every 60-s round (sia: about 10 s of CPU per 10-job window, superlinear in the
-jobs), and 10 was fixed from that cost before the 20-window run.
+with a solve every 60-s round, its cost superlinear in the jobs, and 10 was fixed from the
+cost of one probe window before the 20-window run (docs/WINDOWS.md).
 """
 
 from __future__ import annotations
