@@ -36,8 +36,12 @@ FIRST_CORE = 1.0
 DUAL_SLACK = 1e-6
 #: A column within this of a bound is at it.
 AT_BOUND = 1e-9
-#: HiGHS's own primal heuristics, off when the MILP starts from a known point (search module).
-NO_HEURISTICS: dict[str, Scalar] = {"mip_heuristic_effort": 0.0}
+#: HiGHS's own primal heuristics, off when the MILP starts from a known point (search module);
+#: its root reduced-cost heuristic runs whatever the effort, and took half a core MILP's time.
+NO_HEURISTICS: dict[str, Scalar] = {
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_root_reduced_cost": False,
+}
 
 
 @dataclass(frozen=True)
