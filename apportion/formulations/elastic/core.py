@@ -5,9 +5,9 @@ Let the LP relaxation have optimum z* (minimized, say; mirrored when maximized) 
 costs d. Dual feasibility makes every term of  z(y) − z* = Σ_c d_c (y_c − y*_c) + Σ_rows π_r (s_r −
 s*_r)  nonnegative for any point y of the model, so z(y) ≥ z* + |d_c|·|y_c − y*_c| for each
 column c. A point within τ of the LP bound therefore keeps every column with |d_c| > τ at its
-LP value (a bound of the column, an integer). Fixing those leaves the core MILP, over about a
-fifth of the columns on Sia's rounds, which HiGHS's cut rounds close several times faster; it
-holds every point within τ of z*, so with its answer z and bound b the whole model's bound is
+LP value (a bound of the column, an integer). Fixing those leaves the core MILP, over a small
+share of the columns on Sia's rounds, which HiGHS closes much faster than the whole; it holds
+every point within τ of z*, so with its answer z and bound b the whole model's bound is
 min(b, z* + τ). With τ the gap's width that proves most rounds; otherwise a second core with
 τ = z − z* holds every point better than z, and its own gap is the answer's. The point the core
 starts from always stays free in it (unfixing only enlarges a core), so a core MILP stopped by
@@ -28,8 +28,8 @@ from apportion.solver.model import Block, Model, Sense
 from apportion.solver.sparse import sp
 from apportion.solver.status import Status, Termination, relative_gap
 
-#: The first core's τ, in widths of the gap (gap × |z*|): measured on Sia's 600-job rounds, where
-#: the optimum lies 1 to 2 widths from the LP bound.
+#: The first core's τ, in widths of the gap (gap × |z*|): on Sia's 600-job rounds the optimum
+#: lies within 2 widths of the LP bound, which this proves with one core (bench/elastic.py).
 FIRST_CORE = 1.0
 #: Reduced costs hold to the LP's tolerances: a column is fixed only this far (× max(1, |z*|))
 #: beyond τ.
@@ -37,7 +37,7 @@ DUAL_SLACK = 1e-6
 #: A column within this of a bound is at it.
 AT_BOUND = 1e-9
 #: HiGHS's own primal heuristics, off when the MILP starts from a known point (search module);
-#: its root reduced-cost heuristic runs whatever the effort, and took half a core MILP's time.
+#: its root reduced-cost heuristic runs whatever the effort says, and costs the most.
 NO_HEURISTICS: dict[str, Scalar] = {
     "mip_heuristic_effort": 0.0,
     "mip_heuristic_run_root_reduced_cost": False,
