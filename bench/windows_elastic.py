@@ -5,10 +5,17 @@ lists (`refdata.sia`) rather than from a `Trace`.
 On Sia's 64-GPU cluster (6 × 4 T4, 2 × 8 A100, 3 × 8 RTX 2080Ti), the same windows of Saturn
 and Philly workload 1 under `sia`, ONES's exact policy (`ones`), ONES's own evolutionary search
 (`ones_search`, the plain baseline with `ones`) and `elastic_max_goodput`; average and p99 JCT.
+
+Windows hold 10 jobs at the small size (20 at full): a window is a whole elastic simulation
+with a solve every 60-s round, its cost superlinear in the jobs, and 10 was fixed from the
+cost of one probe window before the 20-window run (docs/WINDOWS.md).
 """
 
 from __future__ import annotations
 
+import sys
+import time
+from concurrent.futures import as_completed
 from dataclasses import replace
 from typing import Any
 
@@ -40,12 +47,14 @@ def run_window(family: str, number: int, scale: int, window: Window, policy: str
         if policy == "ones_search"
         else ApportionElastic(policy, cluster, {})
     )
+    cpu = time.process_time()
     s = simulate_elastic(part, cluster, decider).summary
     return {
         "jct_h": s["jct_mean_hours"],
         "jct_p99_h": s["jct_p99_hours"],
         "unfinished": s["jobs"] - s["finished"],
         "wall_s": s["wall_seconds"],
+        "cpu_s": time.process_time() - cpu,
     }
 
 
@@ -70,11 +79,17 @@ def measure(world: World) -> pd.DataFrame:
                         | {"policy": policy, "jobs": window.jobs}
                     )
     pool = default_executor()
+    rows: list[dict[str, Any]] = [{} for _ in tasks]
     try:
-        rows = list(pool.map(_run, tasks))
+        futures = {pool.submit(_run, task): i for i, task in enumerate(tasks)}
+        for done in as_completed(futures):
+            i = futures[done]
+            rows[i] = labels[i] | done.result()
+            # each run as it ends: a long study keeps what it measured
+            print(f"elastic run {rows[i]}", file=sys.stderr, flush=True)
     finally:
-        pool.shutdown()
-    return pd.DataFrame([label | row for label, row in zip(labels, rows, strict=True)])
+        pool.shutdown(cancel_futures=True)
+    return pd.DataFrame(rows)
 
 
 def elastic_world() -> World:
@@ -82,7 +97,7 @@ def elastic_world() -> World:
         "elastic",
         {name: lambda gpus: sia.SIA_CLUSTER.scaled(gpus // BASE_GPUS) for name in WORKLOADS},
         {name: (BASE_GPUS,) for name in WORKLOADS},
-        {name: (4, 20) for name in WORKLOADS},
+        {name: (10, 20) for name in WORKLOADS},
         {policy: policy for policy in POLICIES},
         ("ones", "ones_search"),
         lambda result: {},

@@ -117,14 +117,17 @@ def collect(snapshot: Snapshot, problem: ClusterArrays, restart: bool) -> Elasti
     rows: list[tuple[float, ...]] = []
     reasons: dict[int, str] = {}
     specs = [job.elastic for job in snapshot.jobs]
+    listed: list[tuple[int, Elastic]] = []
     for j, spec in enumerate(specs):
         if spec is None:
             reasons[j] = NOT_ELASTIC
         elif spec.configurations is not None:
-            rows += _listed(j, spec, spec.configurations, column)
+            listed.append((j, spec))
         elif spec.model is not None:
             rows += _modelled(j, spec, spec.model, column, shapes)
-    table = np.array(rows, dtype=float).reshape(-1, len(_COLUMNS))
+    modelled = np.array(rows, dtype=float).reshape(-1, len(_COLUMNS))
+    table = np.vstack([_listed(listed, column), modelled])
+    table = table[np.argsort(table[:, 0], kind="stable")]  # by job, each job's in its order
     cands = Candidates(*(table[:, i].astype(_dtype(name)) for i, name in enumerate(_COLUMNS)))
     pinned = np.array([s is not None and s.pinned for s in specs], dtype=bool)
     running = np.array([s is not None and s.current is not None for s in specs], dtype=bool)
@@ -154,26 +157,47 @@ def _matches(spec: Elastic, gpu_type: str, gpus: int, nodes: int) -> bool:
     )
 
 
-def _listed(
-    j: int, spec: Elastic, configs: list[Configuration], column: dict[str, int]
-) -> list[tuple[float, ...]]:
+def _listed(listed: list[tuple[int, Elastic]], column: dict[str, int]) -> FloatArray:
+    """The rows (in `_COLUMNS` order) of the jobs that list their configurations, a column at
+    a time: a round's thousands of configurations cost one pass per field."""
+    configs: list[Configuration] = [c for _, s in listed for c in s.configurations or ()]
+    sizes = np.array([len(s.configurations or ()) for _, s in listed], dtype=np.int64)
+    job = np.repeat(np.array([j for j, _ in listed], dtype=np.int64), sizes)
+    label = np.arange(job.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    gpu = np.array([column[c.gpu_type] for c in configs], dtype=float)
+    gpus = np.array([c.gpus for c in configs], dtype=float)
+    nodes = np.array([c.nodes for c in configs], dtype=float)
+    # each job's current configuration (type −1: none; nodes 0: any), one row per configuration
+    now = [s.current for _, s in listed]
+    now_gpu = np.array([-1 if c is None else column.get(c.gpu_type, -2) for c in now], float)
+    now_gpus = np.array([0 if c is None else c.gpus for c in now], dtype=float)
+    now_nodes = np.array([0 if c is None else c.nodes or 0 for c in now], dtype=float)
+    on_nodes = np.repeat(now_nodes, sizes)
+    current = (
+        (gpu == np.repeat(now_gpu, sizes))
+        & (gpus == np.repeat(now_gpus, sizes))
+        & ((on_nodes == 0) | (on_nodes == nodes))
+    )
     nan = float("nan")
-    return [
-        (
-            j,
-            column[c.gpu_type],
-            c.gpus,
-            c.nodes,
-            c.batch_size or 0,
-            c.local_batch or 0,
-            c.accumulation_steps,
-            nan if c.throughput is None else c.throughput,
-            c.value,
-            i,
-            _matches(spec, c.gpu_type, c.gpus, c.nodes),
+    return (
+        np.column_stack(
+            [
+                job,
+                gpu,
+                gpus,
+                nodes,
+                [c.batch_size or 0 for c in configs],
+                [c.local_batch or 0 for c in configs],
+                [c.accumulation_steps for c in configs],
+                [nan if c.throughput is None else c.throughput for c in configs],
+                [c.value for c in configs],
+                label,
+                current,
+            ]
         )
-        for i, c in enumerate(configs)
-    ]
+        .astype(float)
+        .reshape(-1, len(_COLUMNS))
+    )
 
 
 def _modelled(

@@ -19,7 +19,7 @@ two replicas β_n and β_r do.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -107,11 +107,16 @@ def fit_perf_params(
     """The throughput model fitted to observed configurations (one value per observation);
     `start` (an earlier fit, when a job adds an observation) only speeds the search up;
     `tolerance` is where the search stops (Sia's simulator: 1e-5)."""
-    n = np.asarray(nodes, dtype=float)
-    r = np.asarray(replicas, dtype=float)
-    b = np.asarray(local_batch, dtype=float)
-    step = np.asarray(step_time, dtype=float)
-    compute = step - np.asarray(sync_time, dtype=float)
+    columns = (nodes, replicas, local_batch, step_time, sync_time)
+    # jobs of one model see the same profile, so a simulation refits the same observations often
+    seen = tuple(np.asarray(c, dtype=float).tobytes() for c in columns)
+    return _fit(seen, start, tolerance)
+
+
+@lru_cache(maxsize=4096)
+def _fit(seen: tuple[bytes, ...], start: PerfParams | None, tolerance: float) -> PerfParams:
+    n, r, b, step, sync = (np.frombuffer(c, dtype=float) for c in seen)
+    compute = step - sync
     if n.size == 0:
         raise ValueError("no observations to fit")
     if np.any(compute <= 0) or np.any(step <= 0):

@@ -9,8 +9,9 @@ import numpy as np
 
 from apportion.formulations.elastic.candidates import ElasticJobs
 from apportion.formulations.elastic.classes import merge
+from apportion.formulations.elastic.core import PLAIN, Reading
 from apportion.formulations.elastic.model import ChoiceModel, Presolve, build, chosen
-from apportion.formulations.elastic.search import PLAIN, Reading, solve_guided
+from apportion.formulations.elastic.search import solve_guided
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.backends import Solution

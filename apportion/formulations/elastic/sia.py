@@ -25,11 +25,11 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from apportion.formulations.elastic.candidates import collect
+from apportion.formulations.elastic.core import Reading
 from apportion.formulations.elastic.evidence import integral_evidence
 from apportion.formulations.elastic.integral import solve_integral
 from apportion.formulations.elastic.options import ElasticOptions
 from apportion.formulations.elastic.outcome import integral_outcome
-from apportion.formulations.elastic.search import Reading
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext

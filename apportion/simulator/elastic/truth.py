@@ -49,10 +49,18 @@ class Truth:
                 data.sync_time[rows][order],
             )
         self._anywhere: LinearNDInterpolator | None = None
+        # a job asks the same few (placement, micro-batch) pairs every epoch of every round
+        self._known: dict[tuple[str, float], tuple[float, float] | None] = {}
 
     def step_time(self, placement: Placement, local_batch: float) -> tuple[float, float] | None:
         """(step, sync) seconds of one micro-batch step, None where nothing was measured."""
         key = canonical(placement)
+        asked = (key, float(local_batch))
+        if asked not in self._known:
+            self._known[asked] = self._step_time(key, local_batch)
+        return self._known[asked]
+
+    def _step_time(self, key: str, local_batch: float) -> tuple[float, float] | None:
         if not key:
             return None
         exact = self._by_placement.get(key)
