@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from apportion.solver.arraytypes import BoolArray, FloatArray
+from apportion.solver.backends.blocks import duals
 from apportion.solver.backends.blocks.form import BlockForm
 from apportion.solver.backends.blocks.master import (
     MasterAnswer,
@@ -105,10 +106,23 @@ def _rounds(
         if left is not None and left <= 0:
             return None
         pieces = affine(part, bases)
-        master = solve_master(part, bases, pieces, free, simplex_settings(threads, left))
+        settings = simplex_settings(threads, left)
+        master = solve_master(part, bases, pieces, free, settings)
         if master is None:
             return None
-        wrong = ~free & violated(part, bases, pieces.at(master.t), master.y_link)
+        values = pieces.at(master.t)
+        wrong = ~free & out_of_bounds(part, bases, values)
+        if wrong.any():
+            free = free | wrong
+            continue
+        wrong = ~free & violated(part, bases, values, master.y_link)
+        if wrong.any():
+            # The master's prices are one extreme of its optimal face: look for prices in
+            # that face under which every fixed block stays optimal (`duals.py`).
+            settled = duals.settle(part, bases, free, master, DUAL_TOL, settings)
+            if settled is not None:
+                master = replace(master, y_link=settled.y_link, y_free=settled.y_free)
+                wrong = settled.wrong
         if not wrong.any():
             return _Answer(bases, free, master, rounds)
         free = free | wrong
@@ -145,17 +159,23 @@ def choose(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatA
     return Bases(np.where(feasible, bu, 0), np.where(feasible, bv, 1)), gap
 
 
-def violated(
-    part: Part, bases: Bases, values: tuple[FloatArray, FloatArray], y_link: FloatArray
-) -> BoolArray:
-    """Blocks whose basis is not optimal for their own LP at prices y_link: a basic value
-    outside its bounds, or a variable at 0 with a negative reduced cost."""
+def out_of_bounds(part: Part, bases: Bases, values: tuple[FloatArray, FloatArray]) -> BoolArray:
+    """Blocks whose basic values (at the master's level) leave their bounds."""
     xu, xv = values
     rows = np.arange(part.blocks)
     up_u, up_v = part.upper[rows, bases.u], part.upper[rows, bases.v]
     size = 1.0 + np.abs(part.rhs).max(axis=1)
     bad = (xu < -PRIMAL_TOL * size) | (xv < -PRIMAL_TOL * size)
-    bad |= (xu > up_u + PRIMAL_TOL * size) | (xv > up_v + PRIMAL_TOL * size)
+    out: BoolArray = bad | (xu > up_u + PRIMAL_TOL * size) | (xv > up_v + PRIMAL_TOL * size)
+    return out
+
+
+def violated(
+    part: Part, bases: Bases, values: tuple[FloatArray, FloatArray], y_link: FloatArray
+) -> BoolArray:
+    """Blocks whose basis is not optimal for their own LP at prices y_link: a basic value
+    outside its bounds, or a variable at 0 with a negative reduced cost."""
+    bad = out_of_bounds(part, bases, values)
     q = part.priced(y_link)
     y = bases.duals(part, q)
     scale = 1.0 + np.abs(q).max(axis=1)
