@@ -93,7 +93,8 @@ def settle(
         bad_cells = fixed[:, None] & (r < -tolerance * dual_scale(part, y_link)[:, None])
         new = bad_cells & ~cut
         if not new.any():
-            return Settled(y_link, y_free, bad_cells.any(axis=1), int(cut.sum()))
+            wrong: BoolArray = np.asarray(bad_cells.any(axis=1))
+            return Settled(y_link, y_free, wrong, int(cut.sum()))
         cut |= new
         found = _solve(part, bases, free, master, cut, sigma, settings)
         if found is None:
@@ -203,9 +204,7 @@ def _t_rows(part: Part, index: IntArray, master: MasterAnswer, sigma: float, nl:
     return np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), lo, up
 
 
-def _free_rows(
-    part: Part, index: IntArray, master: MasterAnswer, sigma: float, nl: int
-) -> _Rows:
+def _free_rows(part: Part, index: IntArray, master: MasterAnswer, sigma: float, nl: int) -> _Rows:
     """The free blocks' variables': e0 ŷ_b0 + e1 ŷ_b1 + lv ŷ_l(v) against c_bv / σ."""
     f, v = index.size, part.slots + 2
     rows, cols, vals = [], [], []

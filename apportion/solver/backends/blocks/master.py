@@ -118,9 +118,7 @@ def _model(part: Part, sums: FixedSums, free: BoolArray, scale: float) -> Compil
             np.where(part.valid[index], part.upper[index], 0.0).ravel(),
         ]
     )
-    cost = scale * np.concatenate(
-        [part.cost_link + cost_t, np.zeros(nl), part.cost[index].ravel()]
-    )
+    cost = scale * np.concatenate([part.cost_link + cost_t, np.zeros(nl), part.cost[index].ravel()])
     rhs = np.concatenate([part.rhs_link - const, part.rhs[index].ravel()])
     n = p + nl + index.size * (part.slots + 2)
     return CompiledModel(

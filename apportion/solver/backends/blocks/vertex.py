@@ -154,7 +154,8 @@ def choose(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatA
     feasible = np.isfinite(best)
     alone = feasible & ~np.isfinite(second)  # one feasible basis: nothing to be torn between
     spread = np.where(alone, 1.0, np.maximum(np.abs(best), np.abs(second)))
-    ahead = np.where(alone, 1.0, second - best)
+    with np.errstate(invalid="ignore"):  # ∞ − ∞ where no basis is feasible: not read
+        ahead = np.where(alone, 1.0, second - best)
     gap = np.where(feasible, ahead / np.where(spread > 0, spread, 1.0), -1.0)
     return Bases(np.where(feasible, bu, 0), np.where(feasible, bv, 1)), gap
 
