@@ -8,6 +8,7 @@ between them), a single type."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,16 @@ from apportion.refdata.synthetic import contended_columns
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import SolveSettings, get_backend
 from apportion.solver.backends.base import LpMethod, Solution
-from apportion.solver.backends.blocks import VERTEX, BlocksBackend
-from apportion.solver.backends.blocks.master import TOLERANCES
+from apportion.solver.backends.blocks import VERTEX, BlocksBackend, duals
+from apportion.solver.backends.blocks.form import block_form, model_duals, model_point
+from apportion.solver.backends.blocks.master import (
+    TOLERANCES,
+    affine,
+    simplex_settings,
+    solve_master,
+)
+from apportion.solver.backends.blocks.part import of_form
+from apportion.solver.backends.blocks.vertex import DUAL_TOL, Answer, assemble, choose, violated
 from apportion.solver.backends.certificate import certify
 from apportion.solver.model import CompiledModel, Sense
 from apportion.solver.snapshot import parse_snapshot
@@ -134,3 +143,41 @@ def test_pareto_lps_end_at_a_certified_vertex_from_early_interior_point_prices()
 def test_asked_for_by_name_the_interior_point_answers() -> None:
     solution = BlocksBackend().solve(level_model(structure(7)), SolveSettings(solver="ipm"))
     assert solution.status is Status.OPTIMAL and solution.solver == "ipm"
+
+
+def test_prices_settled_in_the_masters_face_prove_its_answer_optimal() -> None:
+    """From the optimal prices, blocks fixed at their best basis and the split ones free: the
+    master's answer is optimal, but prices that are not in its optimal face (here its own
+    moved by 5 % per type, as an extreme dual of a degenerate master can be) leave fixed
+    blocks looking wrong. The prices settled by the cuts must make every fixed block optimal
+    again and, with the master's point, prove the whole LP's optimum (certified here)."""
+    rng = np.random.default_rng(0)
+    for seed in range(6):
+        model = level_model(structure(500 + seed))
+        reference = get_backend("highs").solve(
+            model, SolveSettings(lp_method=LpMethod.SIMPLEX, tuning={"highs": TOLERANCES})
+        )
+        assert reference.row_dual is not None
+        form = block_form(model, model.shape)  # type: ignore[arg-type]
+        part = of_form(form)
+        # The form minimizes (−t for max-min): its duals are the model's times −1.
+        y_link = form.sign * reference.row_dual[form.row_link]
+        linking = form.col_index[form.blocks * form.slots :]
+        bases, gap = choose(part, y_link, reference.x[linking])
+        free = gap < 1e-12  # the split jobs
+        settings = simplex_settings(None, None)
+        master = solve_master(part, bases, affine(part, bases), free, settings)
+        assert master is not None
+        moved = master.y_link * (1.0 + 0.05 * rng.standard_normal(master.y_link.size))
+        assert violated(part, bases, (np.zeros(0), np.zeros(0)), moved, primal=False).any()
+        settled = duals.settle(part, bases, free, replace(master, y_link=moved), DUAL_TOL, settings)
+        assert settled is not None and settled.cuts > 0 and not settled.wrong.any()
+        found = assemble(
+            form,
+            part,
+            Answer(bases, free, replace(master, y_link=settled.y_link, y_free=settled.y_free), 1),
+        )
+        x = model_point(form, model, found.x)
+        row_dual = model_duals(form, model, found.y_loc, found.y_link)
+        assert certify(model, x, row_dual).proves(GAP)
+        assert float(model.cost @ x + model.offset) == pytest.approx(reference.objective, rel=1e-9)

@@ -62,7 +62,7 @@ class Vertex:
 
 
 @dataclass(frozen=True, eq=False)
-class _Answer:
+class Answer:
     bases: Bases
     free: BoolArray
     master: MasterAnswer
@@ -88,7 +88,7 @@ def crossover(
     answer = _rounds(part, bases, gap < max(margin, MARGIN), threads, deadline)
     if answer is None:
         return None
-    return _assemble(form, part, answer)
+    return assemble(form, part, answer)
 
 
 def _rounds(
@@ -97,7 +97,7 @@ def _rounds(
     free: BoolArray,
     threads: int | None,
     deadline: float | None,
-) -> _Answer | None:
+) -> Answer | None:
     limit = max(MIN_FREE, int(MAX_FREE * part.blocks))
     for rounds in range(1, MAX_ROUNDS + 1):
         if int(free.sum()) > limit:
@@ -124,7 +124,7 @@ def _rounds(
                 master = replace(master, y_link=settled.y_link, y_free=settled.y_free)
                 wrong = settled.wrong
         if not wrong.any():
-            return _Answer(bases, free, master, rounds)
+            return Answer(bases, free, master, rounds)
         free = free | wrong
     return None
 
@@ -172,11 +172,16 @@ def out_of_bounds(part: Part, bases: Bases, values: tuple[FloatArray, FloatArray
 
 
 def violated(
-    part: Part, bases: Bases, values: tuple[FloatArray, FloatArray], y_link: FloatArray
+    part: Part,
+    bases: Bases,
+    values: tuple[FloatArray, FloatArray],
+    y_link: FloatArray,
+    primal: bool = True,
 ) -> BoolArray:
     """Blocks whose basis is not optimal for their own LP at prices y_link: a basic value
-    outside its bounds, or a variable at 0 with a negative reduced cost."""
-    bad = out_of_bounds(part, bases, values)
+    outside its bounds (unless not `primal`), or a variable at 0 with a negative reduced
+    cost."""
+    bad = out_of_bounds(part, bases, values) if primal else np.zeros(part.blocks, bool)
     q = part.priced(y_link)
     y = bases.duals(part, q)
     scale = 1.0 + np.abs(q).max(axis=1)
@@ -189,7 +194,7 @@ def violated(
     return out
 
 
-def _assemble(form: BlockForm, part: Part, answer: _Answer) -> Vertex:
+def assemble(form: BlockForm, part: Part, answer: Answer) -> Vertex:
     """The form's x and duals: fixed blocks from their bases, the rest from the master."""
     b, c = part.blocks, part.slots
     bases, free, master = answer.bases, answer.free, answer.master
