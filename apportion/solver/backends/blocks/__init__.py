@@ -84,7 +84,10 @@ class BlocksBackend(Backend):
 
         # BLAS threads beyond the request's own only contend for the cores (measured on the
         # tall, thin products here: 30 ms with OpenBLAS's default threads, 0.6 ms on one).
-        with threadpool_limits(limits=settings.threads or 1, user_api="blas"):
+        with (
+            threadpool_limits(limits=settings.threads or 1, user_api="blas"),
+            heap_temporaries(raw.size * 8),
+        ):
             found = _from_market(model, raw, settings, deadline, started) if market else None
         if found is not None:
             return found
@@ -190,7 +193,7 @@ def _from_market(
     y_link, level, tau = found
     # The prices are right to about τ: jobs torn by less than a few τ start free.
     margin = max(vertex.MARGIN, MARKET_MARGIN * tau)
-    solution = _vertex(model, raw, (y_link, level), settings, deadline, built, margin)
+    solution = _vertex(model, raw, (y_link, level), settings, deadline, built, margin, True)
     if solution is None:
         return None
     return replace(
@@ -208,10 +211,12 @@ def _vertex(
     deadline: float | None,
     built: float,
     margin: float = vertex.MARGIN,
+    market: bool = False,
 ) -> Solution | None:
-    """The optimal vertex found from the linking prices and level `start` (`vertex.py`),
-    when its certificate proves it optimal within `GAP`; None otherwise."""
-    found = vertex.crossover(form, *start, settings.threads, deadline, margin)
+    """The optimal vertex found from the linking prices and level `start` (`vertex.py`; the
+    `market`'s for max-min's level LP), when its certificate proves it optimal within `GAP`;
+    None otherwise."""
+    found = vertex.crossover(form, *start, settings.threads, deadline, margin, market)
     if found is None:
         return None
     x = model_point(form, model, found.x)

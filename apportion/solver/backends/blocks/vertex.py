@@ -80,11 +80,13 @@ def crossover(
     threads: int | None,
     deadline: float | None,
     margin: float = 0.0,
+    market: bool = False,
 ) -> Vertex | None:
     """An optimal vertex of the (unscaled) `form` from near-optimal prices y_link and level
-    t (the interior point's, stopped early), or None."""
+    t (the interior point's, stopped early, or the `market`'s for max-min's level LP), or
+    None."""
     part = of_form(form)
-    bases, gap = choose(part, y_link, t)
+    bases, gap = choose_level(part, y_link, t) if market else choose(part, y_link, t)
     answer = _rounds(part, bases, gap < max(margin, MARGIN), threads, deadline)
     if answer is None:
         return None
@@ -158,6 +160,34 @@ def choose(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatA
         ahead = np.where(alone, 1.0, second - best)
     gap = np.where(feasible, ahead / np.where(spread > 0, spread, 1.0), -1.0)
     return Bases(np.where(feasible, bu, 0), np.where(feasible, bv, 1)), gap
+
+
+def choose_level(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatArray]:
+    """`choose` for max-min's level LP (`prices.applicable`), where a job that reaches the
+    level on its cheapest slot c within its time has the basis (x_c, its time row's slack):
+    without the time row no basis costs less. The gap is to its second cheapest slot. The
+    others (time-bound at this level) go through `choose`."""
+    c = part.slots
+    valid = part.valid[:, :c]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_share = np.where(valid, part.priced(y_link)[:, :c] / part.a0, np.inf)
+    rows = np.arange(part.blocks)
+    best = np.argmin(per_share, axis=1)
+    cheapest = per_share[rows, best]
+    per_share[rows, best] = np.inf
+    second = per_share.min(axis=1)
+    need = -part.g[0][:, 0] * float(t[0]) / np.where(valid[rows, best], part.a0[rows, best], 1.0)
+    simple = np.isfinite(cheapest) & (need <= 1.0 - 1e-9) & (cheapest >= 0)
+    alone = ~np.isfinite(second)  # one slot: nothing to be torn between
+    spread = np.where(alone, 1.0, np.maximum(np.abs(cheapest), np.abs(second)))
+    ahead = np.where(alone, 1.0, second - np.where(alone, 0.0, cheapest))
+    gap = np.where(spread > 0, ahead / np.where(spread > 0, spread, 1.0), 0.0)
+    u, v = np.where(simple, best, 0), np.where(simple, c + 1, 1)
+    rest = np.flatnonzero(~simple)
+    if rest.size:
+        others, other_gap = choose(part.take(rest, 1.0), y_link, t)
+        u[rest], v[rest], gap[rest] = others.u, others.v, other_gap
+    return Bases(u, v), gap
 
 
 def out_of_bounds(part: Part, bases: Bases, values: tuple[FloatArray, FloatArray]) -> BoolArray:
