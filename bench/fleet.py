@@ -13,8 +13,11 @@ row is the best of `REPEATS` (one run at a million), timed in wall and CPU secon
 is shared, so the note gives the load average at the start and end of the row and the process's
 peak resident memory, the seconds outside validation, model building and the solver call (the
 policy's own work and the result), and the seconds to write the answer as JSON columns. The
-backend column says which solved the LPs (the block interior point, `blocks`, for these
-shapes); the status must be `optimal` with the certificate in the solver's detail. Targets:
+backend column says which solved the LPs (`blocks`: its interior point, `ipm`, on the easy
+rows' Pareto LP at the ceiling level; its market prices and crossover, `vertex`, on the
+contended rows' level LP); the status must be `optimal` with the certificate in the solver's
+detail. The ratio to the sort is in wall time, which the machine's load swells: the note's
+CPU ratio is the figure to read on a shared machine. Targets:
 100,000 × 8 ≤ 1 s, 1,000,000 × 8 ≤ 10 s and ≤ 4 GB; the growth exponent between rows is
 printed with the larger row.
 
@@ -50,9 +53,10 @@ REPEATS = 3
 SERVICE_JOBS = 100_000
 SERVICE_TARGET = 2.0
 SORTED = 10_000_000
-#: The contended million is left out of the library rows: the default path (interior point,
-#: then the Pareto LP) ran over 11 CPU minutes at 12 GB resident on the shared machine.
-CONTENDED_UP_TO = 100_000
+#: Contended rows at every size: the level LP goes to the market and the crossover (FORMULATIONS
+#: §1e), whose duals prove every job at the level, so no Pareto LP runs (with the interior
+#: point the million ran over 11 CPU minutes at 12 GB resident).
+CONTENDED_UP_TO = 1_000_000
 _TIMES: dict[tuple[str, int], float] = {}
 
 
@@ -117,7 +121,7 @@ def fleet_row(case: Case) -> Row:
         f"Pareto {result.summary.get('pareto')}; peak RSS {rss:.2f} GB; outside validate, "
         f"build and solve {rest:.2f} s; answer as JSON columns {writing:.2f} s "
         f"({written / 1e6:.0f} MB); load {load_before} → {_load()}{growth}; "
-        f"{report.detail[:110]}",
+        f"{report.detail[:170]}",
     )
 
 

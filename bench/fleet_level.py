@@ -1,9 +1,9 @@
 """Fleet scale, the max-min level LP alone on contended clusters: the blocks backend's vertex
-methods (`solver="vertex"`: the market's prices, then the crossover; FORMULATIONS §1e) beside
-its interior point, on the same compiled model, at 10,000 and 100,000 jobs × 8 types
-(`contended_columns`). Each row gives wall and CPU seconds and the ratio to a 10,000,000-element
-numpy sort in the same process (`bench.fleet.sort_seconds`). Both answers must be certified
-optimal, and their levels agree."""
+methods (its default for this LP: the market's prices, then the crossover; FORMULATIONS §1e)
+beside its interior point (`solver="ipm"`, up to 100,000), on the same compiled model, at
+10,000, 100,000 and 1,000,000 jobs × 8 types (`contended_columns`). Each row gives wall and
+CPU seconds and the ratio to a 10,000,000-element numpy sort in the same process
+(`bench.fleet.sort_seconds`). Both answers must be certified optimal, and their levels agree."""
 
 from __future__ import annotations
 
@@ -19,16 +19,15 @@ from apportion.formulations.fairness.share_lp import LevelState, build_share_lp
 from apportion.refdata.synthetic import contended_columns
 from apportion.solver.arrays import ClusterArrays
 from apportion.solver.backends import Solution, SolveSettings
-from apportion.solver.backends.blocks import VERTEX, BlocksBackend
+from apportion.solver.backends.blocks import BlocksBackend
 from apportion.solver.model import CompiledModel
 from apportion.solver.snapshot import parse_snapshot
 from bench.fleet import GROUP, sort_seconds
 from bench.harness import Case, Row
 
-#: Not a million yet: there the rounds free more than 1 % of the blocks and the interior point
-#: takes over (78 iterations, 378 CPU s; FORMULATIONS §1e).
-SIZES = (10_000, 100_000)
-WITH_INTERIOR_POINT = 100_000  # at most
+SIZES = (10_000, 100_000, 1_000_000)
+#: The interior point beside it up to this size (at a million it took 78 iterations, 378 CPU s).
+WITH_INTERIOR_POINT = 100_000
 
 
 def level_model(case: Case) -> CompiledModel:
@@ -54,11 +53,11 @@ def level_row(case: Case) -> Row:
     sort_wall, sort_cpu = sort_seconds()
     model = level_model(case)
     load = "/".join(f"{v:.1f}" for v in os.getloadavg())
-    wall, cpu, ours = _timed(model, VERTEX)
+    wall, cpu, ours = _timed(model, None)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     other = "interior point not run at this size"
     if jobs <= WITH_INTERIOR_POINT:
-        ipm_wall, ipm_cpu, ipm = _timed(model, None)
+        ipm_wall, ipm_cpu, ipm = _timed(model, "ipm")
         other = (
             f"interior point {ipm_wall:.2f} s wall, {ipm_cpu:.2f} s CPU "
             f"({ipm_cpu / sort_cpu:.1f}× the sort), {ipm.iterations} iterations, "

@@ -41,15 +41,16 @@ GAP = 1e-9
 #: The interior point's own stopping tolerance: tighter than `GAP`, so that the certificate,
 #: computed in the model's own units, passes when the loop says it converged.
 TOLERANCE = 1e-10
-#: `SolveSettings.solver` asking for the vertex methods (`prices.py`, `vertex.py`) before the
-#: interior point: not the default, as the Pareto stage of max-min reads the interior point's
-#: duals to skip its LP (FORMULATIONS §1e).
+#: `SolveSettings.solver` asking for the vertex methods before the interior point on every LP
+#: of two rows per block: the early interior point's prices then the crossover (`vertex.py`).
+#: Max-min's level LP takes the market's prices and the crossover by default (`prices.py`);
+#: `solver="ipm"` asks for the interior point alone.
 VERTEX = "vertex"
 #: Where the interior point stops to hand its prices to the crossover (`vertex.py`).
 CROSSOVER_TOLERANCE = 1e-5
 #: Jobs whose cheapest type wins by less than this many temperatures of the market's
 #: prices start free in the crossover.
-MARKET_MARGIN = 100.0
+MARKET_MARGIN = 10.0
 
 TERMINATION: dict[ipm.Stop, Termination] = {
     ipm.Stop.CONVERGED: Termination.OPTIMAL,
@@ -76,15 +77,22 @@ class BlocksBackend(Backend):
             return _refused(model, str(exc), time.perf_counter() - started)
         deadline = None if settings.time_limit is None else started + settings.time_limit
         exact = settings.solver == VERTEX and vertex.applicable(raw)
-        found = _from_market(model, raw, settings, deadline, started) if exact else None
-        if found is not None:
-            return found
-        form = scaled(raw)
-        built = time.perf_counter()
+        # Max-min's level LP goes to the market and the crossover unless the interior point
+        # is asked for by name; other LPs only when the vertex methods are.
+        market = settings.solver in (None, VERTEX) and vertex.applicable(raw)
         from threadpoolctl import threadpool_limits
 
         # BLAS threads beyond the request's own only contend for the cores (measured on the
         # tall, thin products here: 30 ms with OpenBLAS's default threads, 0.6 ms on one).
+        with (
+            threadpool_limits(limits=settings.threads or 1, user_api="blas"),
+            heap_temporaries(raw.size * 8),
+        ):
+            found = _from_market(model, raw, settings, deadline, started) if market else None
+        if found is not None:
+            return found
+        form = scaled(raw)
+        built = time.perf_counter()
         with (
             threadpool_limits(limits=settings.threads or 1, user_api="blas"),
             heap_temporaries(form.size * 8),
@@ -185,7 +193,7 @@ def _from_market(
     y_link, level, tau = found
     # The prices are right to about τ: jobs torn by less than a few τ start free.
     margin = max(vertex.MARGIN, MARKET_MARGIN * tau)
-    solution = _vertex(model, raw, (y_link, level), settings, deadline, built, margin)
+    solution = _vertex(model, raw, (y_link, level), settings, deadline, built, margin, True)
     if solution is None:
         return None
     return replace(
@@ -203,10 +211,12 @@ def _vertex(
     deadline: float | None,
     built: float,
     margin: float = vertex.MARGIN,
+    market: bool = False,
 ) -> Solution | None:
-    """The optimal vertex found from the linking prices and level `start` (`vertex.py`),
-    when its certificate proves it optimal within `GAP`; None otherwise."""
-    found = vertex.crossover(form, *start, settings.threads, deadline, margin)
+    """The optimal vertex found from the linking prices and level `start` (`vertex.py`; the
+    `market`'s for max-min's level LP), when its certificate proves it optimal within `GAP`;
+    None otherwise."""
+    found = vertex.crossover(form, *start, settings.threads, deadline, margin, market)
     if found is None:
         return None
     x = model_point(form, model, found.x)

@@ -7,6 +7,10 @@ so its use of the linking rows and its cost are sums over the fixed blocks (one 
 one column of t's coefficients per linking row); the free blocks keep all their variables and
 rows. The master is small (the linking rows and columns, and two rows per free block) and is
 solved by HiGHS's simplex to a vertex with its duals.
+
+Its costs are multiplied by the largest linking right-hand side (`cost_scale`): the level LP's
+prices are the level over a type's GPUs (1e-6 at a million jobs), and HiGHS's absolute dual
+tolerance (1e-10) would otherwise leave them right to 1e-4 only.
 """
 
 from __future__ import annotations
@@ -38,12 +42,24 @@ class Affine:
 
 
 @dataclass(frozen=True, eq=False)
+class FixedSums:
+    """The fixed blocks' basic variables summed: their use of the linking rows, constant
+    (L,) and per unit of t (L, P), and their cost per unit of t (P,) and constant."""
+
+    const: FloatArray
+    per_t: FloatArray
+    cost_t: FloatArray
+    offset: float
+
+
+@dataclass(frozen=True, eq=False)
 class MasterAnswer:
     t: FloatArray  # (P,)
     link_slack: FloatArray  # (L,)
     x: FloatArray  # (F, V) the free blocks' variables
     y_link: FloatArray  # (L,)
     y_free: FloatArray  # (F, 2)
+    sums: FixedSums
 
 
 def affine(part: Part, bases: Bases) -> Affine:
@@ -60,10 +76,13 @@ def solve_master(
 ) -> MasterAnswer | None:
     """The master for the blocks `free` (the others fixed at `bases`); None unless HiGHS ends
     it optimal with duals."""
-    model = _model(part, bases, pieces, free)
+    sums = _fixed_sums(part, bases, pieces, ~free)
+    scale = cost_scale(part)
+    model = _model(part, sums, free, scale)
     solution: Solution = HighsBackend().solve(model, settings)
     if solution.status is not Status.OPTIMAL or solution.row_dual is None:
         return None
+    duals = solution.row_dual / scale
     p, nl = part.linking_cols, part.linking_rows
     f = int(free.sum())
     v = part.slots + 2
@@ -72,16 +91,23 @@ def solve_master(
         t=x[:p],
         link_slack=x[p : p + nl],
         x=x[p + nl :].reshape(f, v),
-        y_link=solution.row_dual[:nl],
-        y_free=solution.row_dual[nl:].reshape(f, 2),
+        y_link=duals[:nl],
+        y_free=duals[nl:].reshape(f, 2),
+        sums=sums,
     )
 
 
-def _model(part: Part, bases: Bases, pieces: Affine, free: BoolArray) -> CompiledModel:
+def cost_scale(part: Part) -> float:
+    """The factor on the master's costs that makes its duals of order one."""
+    return max(1.0, float(np.abs(part.rhs_link).max(initial=0.0)))
+
+
+def _model(part: Part, sums: FixedSums, free: BoolArray, scale: float) -> CompiledModel:
     """Columns: t (P), the linking slacks (L), the free blocks' variables (F × V), block by
-    block; rows: the linking rows, then the free blocks' two rows each, all equalities."""
+    block; rows: the linking rows, then the free blocks' two rows each, all equalities; costs
+    times `scale`."""
     p, nl = part.linking_cols, part.linking_rows
-    const, per_t, cost_t, offset = _fixed_sums(part, bases, pieces, ~free)
+    const, per_t, cost_t, offset = sums.const, sums.per_t, sums.cost_t, sums.offset
     index = np.flatnonzero(free)
     matrix = _matrix(part, index, per_t)
     valid_link = part.sig_link != 0
@@ -92,7 +118,7 @@ def _model(part: Part, bases: Bases, pieces: Affine, free: BoolArray) -> Compile
             np.where(part.valid[index], part.upper[index], 0.0).ravel(),
         ]
     )
-    cost = np.concatenate([part.cost_link + cost_t, np.zeros(nl), part.cost[index].ravel()])
+    cost = scale * np.concatenate([part.cost_link + cost_t, np.zeros(nl), part.cost[index].ravel()])
     rhs = np.concatenate([part.rhs_link - const, part.rhs[index].ravel()])
     n = p + nl + index.size * (part.slots + 2)
     return CompiledModel(
@@ -100,7 +126,7 @@ def _model(part: Part, bases: Bases, pieces: Affine, free: BoolArray) -> Compile
         sense=Sense.MINIMIZE,
         matrix=matrix,
         cost=cost,
-        offset=offset,
+        offset=scale * offset,
         col_lower=np.zeros(n),
         col_upper=upper,
         row_lower=rhs,
@@ -144,11 +170,8 @@ def _matrix(part: Part, index: IntArray, per_t: FloatArray) -> sp.csc_matrix:
     return sp.csc_matrix(data, shape=shape)
 
 
-def _fixed_sums(
-    part: Part, bases: Bases, pieces: Affine, fixed: BoolArray
-) -> tuple[FloatArray, FloatArray, FloatArray, float]:
-    """(constant (L,), t's coefficients (L, P), t's cost (P,), constant cost) of the fixed
-    blocks' basic variables in the linking rows and the objective."""
+def _fixed_sums(part: Part, bases: Bases, pieces: Affine, fixed: BoolArray) -> FixedSums:
+    """The fixed blocks' basic variables in the linking rows and the objective."""
     nl, p, c = part.linking_rows, part.linking_cols, part.slots
     const, per_t = np.zeros(nl), np.zeros((nl, p))
     cost_t, offset = np.zeros(p), 0.0
@@ -174,7 +197,7 @@ def _fixed_sums(
             per_t[:, q] += np.bincount(
                 link[linked], weights=(weight * beta_f[:, q])[linked], minlength=nl
             )
-    return const, per_t, cost_t, offset
+    return FixedSums(const, per_t, cost_t, offset)
 
 
 #: The master's answer joins the fixed blocks' exact one: HiGHS's default tolerances (1e-7)

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from apportion.solver.arraytypes import BoolArray, FloatArray
+from apportion.solver.backends.blocks import duals
 from apportion.solver.backends.blocks.form import BlockForm
 from apportion.solver.backends.blocks.master import (
     MasterAnswer,
@@ -61,7 +62,7 @@ class Vertex:
 
 
 @dataclass(frozen=True, eq=False)
-class _Answer:
+class Answer:
     bases: Bases
     free: BoolArray
     master: MasterAnswer
@@ -79,15 +80,17 @@ def crossover(
     threads: int | None,
     deadline: float | None,
     margin: float = 0.0,
+    market: bool = False,
 ) -> Vertex | None:
     """An optimal vertex of the (unscaled) `form` from near-optimal prices y_link and level
-    t (the interior point's, stopped early), or None."""
+    t (the interior point's, stopped early, or the `market`'s for max-min's level LP), or
+    None."""
     part = of_form(form)
-    bases, gap = choose(part, y_link, t)
+    bases, gap = choose_level(part, y_link, t) if market else choose(part, y_link, t)
     answer = _rounds(part, bases, gap < max(margin, MARGIN), threads, deadline)
     if answer is None:
         return None
-    return _assemble(form, part, answer)
+    return assemble(form, part, answer)
 
 
 def _rounds(
@@ -96,7 +99,7 @@ def _rounds(
     free: BoolArray,
     threads: int | None,
     deadline: float | None,
-) -> _Answer | None:
+) -> Answer | None:
     limit = max(MIN_FREE, int(MAX_FREE * part.blocks))
     for rounds in range(1, MAX_ROUNDS + 1):
         if int(free.sum()) > limit:
@@ -105,12 +108,25 @@ def _rounds(
         if left is not None and left <= 0:
             return None
         pieces = affine(part, bases)
-        master = solve_master(part, bases, pieces, free, simplex_settings(threads, left))
+        settings = simplex_settings(threads, left)
+        master = solve_master(part, bases, pieces, free, settings)
         if master is None:
             return None
-        wrong = ~free & violated(part, bases, pieces.at(master.t), master.y_link)
+        values = pieces.at(master.t)
+        wrong = ~free & out_of_bounds(part, bases, values)
+        if wrong.any():
+            free = free | wrong
+            continue
+        wrong = ~free & violated(part, bases, values, master.y_link)
+        if wrong.any():
+            # The master's prices are one extreme of its optimal face: look for prices in
+            # that face under which every fixed block stays optimal (`duals.py`).
+            settled = duals.settle(part, bases, free, master, DUAL_TOL, settings)
+            if settled is not None:
+                master = replace(master, y_link=settled.y_link, y_free=settled.y_free)
+                wrong = settled.wrong
         if not wrong.any():
-            return _Answer(bases, free, master, rounds)
+            return Answer(bases, free, master, rounds)
         free = free | wrong
     return None
 
@@ -140,22 +156,62 @@ def choose(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatA
     feasible = np.isfinite(best)
     alone = feasible & ~np.isfinite(second)  # one feasible basis: nothing to be torn between
     spread = np.where(alone, 1.0, np.maximum(np.abs(best), np.abs(second)))
-    ahead = np.where(alone, 1.0, second - best)
+    with np.errstate(invalid="ignore"):  # ∞ − ∞ where no basis is feasible: not read
+        ahead = np.where(alone, 1.0, second - best)
     gap = np.where(feasible, ahead / np.where(spread > 0, spread, 1.0), -1.0)
     return Bases(np.where(feasible, bu, 0), np.where(feasible, bv, 1)), gap
 
 
-def violated(
-    part: Part, bases: Bases, values: tuple[FloatArray, FloatArray], y_link: FloatArray
-) -> BoolArray:
-    """Blocks whose basis is not optimal for their own LP at prices y_link: a basic value
-    outside its bounds, or a variable at 0 with a negative reduced cost."""
+def choose_level(part: Part, y_link: FloatArray, t: FloatArray) -> tuple[Bases, FloatArray]:
+    """`choose` for max-min's level LP (`prices.applicable`), where a job that reaches the
+    level on its cheapest slot c within its time has the basis (x_c, its time row's slack):
+    without the time row no basis costs less. The gap is to its second cheapest slot. The
+    others (time-bound at this level) go through `choose`."""
+    c = part.slots
+    valid = part.valid[:, :c]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_share = np.where(valid, part.priced(y_link)[:, :c] / part.a0, np.inf)
+    rows = np.arange(part.blocks)
+    best = np.argmin(per_share, axis=1)
+    cheapest = per_share[rows, best]
+    per_share[rows, best] = np.inf
+    second = per_share.min(axis=1)
+    need = -part.g[0][:, 0] * float(t[0]) / np.where(valid[rows, best], part.a0[rows, best], 1.0)
+    simple = np.isfinite(cheapest) & (need <= 1.0 - 1e-9) & (cheapest >= 0)
+    alone = ~np.isfinite(second)  # one slot: nothing to be torn between
+    spread = np.where(alone, 1.0, np.maximum(np.abs(cheapest), np.abs(second)))
+    ahead = np.where(alone, 1.0, second - np.where(alone, 0.0, cheapest))
+    gap = np.where(spread > 0, ahead / np.where(spread > 0, spread, 1.0), 0.0)
+    u, v = np.where(simple, best, 0), np.where(simple, c + 1, 1)
+    rest = np.flatnonzero(~simple)
+    if rest.size:
+        others, other_gap = choose(part.take(rest, 1.0), y_link, t)
+        u[rest], v[rest], gap[rest] = others.u, others.v, other_gap
+    return Bases(u, v), gap
+
+
+def out_of_bounds(part: Part, bases: Bases, values: tuple[FloatArray, FloatArray]) -> BoolArray:
+    """Blocks whose basic values (at the master's level) leave their bounds."""
     xu, xv = values
     rows = np.arange(part.blocks)
     up_u, up_v = part.upper[rows, bases.u], part.upper[rows, bases.v]
     size = 1.0 + np.abs(part.rhs).max(axis=1)
     bad = (xu < -PRIMAL_TOL * size) | (xv < -PRIMAL_TOL * size)
-    bad |= (xu > up_u + PRIMAL_TOL * size) | (xv > up_v + PRIMAL_TOL * size)
+    out: BoolArray = bad | (xu > up_u + PRIMAL_TOL * size) | (xv > up_v + PRIMAL_TOL * size)
+    return out
+
+
+def violated(
+    part: Part,
+    bases: Bases,
+    values: tuple[FloatArray, FloatArray],
+    y_link: FloatArray,
+    primal: bool = True,
+) -> BoolArray:
+    """Blocks whose basis is not optimal for their own LP at prices y_link: a basic value
+    outside its bounds (unless not `primal`), or a variable at 0 with a negative reduced
+    cost."""
+    bad = out_of_bounds(part, bases, values) if primal else np.zeros(part.blocks, bool)
     q = part.priced(y_link)
     y = bases.duals(part, q)
     scale = 1.0 + np.abs(q).max(axis=1)
@@ -168,7 +224,7 @@ def violated(
     return out
 
 
-def _assemble(form: BlockForm, part: Part, answer: _Answer) -> Vertex:
+def assemble(form: BlockForm, part: Part, answer: Answer) -> Vertex:
     """The form's x and duals: fixed blocks from their bases, the rest from the master."""
     b, c = part.blocks, part.slots
     bases, free, master = answer.bases, answer.free, answer.master
