@@ -208,8 +208,12 @@ def advance(table: JobStates, running: Running, start: float, end: float) -> Ste
     # A job at rate 0 (no throughput where it was put) never completes.
     need = remaining / np.where(rate > 0, rate, 1e-300)
     done = need <= work + EPS * np.maximum(1.0, need)
-    held = np.where(done, np.minimum(delay + need, length), length)
-    progress = np.minimum(need, work) * rate
+    if delayed:
+        held = np.where(done, np.minimum(delay + need, length), length)
+        progress = np.minimum(need, work) * rate
+    else:  # the same with no delay: a job runs until it completes or the interval ends
+        held = np.minimum(need, work)
+        progress = held * rate
     table.remaining[j] = np.where(done, 0.0, remaining - progress)
     table.received[j, kind] += held
     table.since[j, kind] += held
