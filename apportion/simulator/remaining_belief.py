@@ -16,8 +16,17 @@ and deadline admission plans each guarantee for E (1 + δ) (FORMULATIONS §6a). 
 no margin: the belief is taken as exact, which is what the cost of ignoring the error measures.
 At σ = 0 the belief is the truth and δ = 0 (the oracle).
 
-The error of the belief (the mean |log(believed ÷ true)| over the jobs sent) and the margin are
-in the run's summary (`remaining_time_error_mean`, `remaining_time_margin`).
+`online` (`SimConfig.remaining_time_estimator`): the error is the job's rate's, and the progress
+seen while it runs is an observation of that rate, weighted as the throughput estimator weighs
+one (`belief.PER_SECOND`: relative error 3 % over 360 s). After s seconds of progress the log
+error is σ z · P₀ / (P₀ + w) and its standard deviation (P₀ + w)^(−1/2), with P₀ = 1/σ² and
+w = s · PER_SECOND, and the job's margin is derived from that: large on arrival, a few percent
+after a few minutes of running.
+
+The run's summary has the belief's error (`remaining_time_error_mean`: the mean |log(believed ÷
+true)| over the jobs sent, averaged over calls), the margin on arrival (`remaining_time_margin`)
+and the mean margin sent (`remaining_time_margin_mean`). Baselines rank on the simulator's own
+state, never on a snapshot: a run that would tell one a belief is refused.
 """
 
 from __future__ import annotations
