@@ -126,9 +126,9 @@ def test_running_jobs_and_empty_queues_match_the_independent_lp(
     placed = x.sum(axis=1) > 0
     assert (guaranteed[placed] >= result.objective - 1e-7).all()
     n, t, _, s, _, _ = dense(snapshot, default)
-    unfit = ~((t > 0) & (s[:, None] <= n[None, :])).any(axis=1)
-    for job, nowhere in zip(result.jobs, list(unfit), strict=True):
-        assert not nowhere or job.reason, job  # a job that fits nowhere is told why
+    fits = np.asarray(((t > 0) & (s[:, None] <= n[None, :])).any(axis=1)).tolist()
+    for job, fit in zip(result.jobs, fits, strict=True):
+        assert fit or job.reason, job  # a job that fits nowhere is told why
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
