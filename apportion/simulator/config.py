@@ -37,6 +37,8 @@ SCHEDULE_POLICIES = frozenset(
 #: simulation asks it hundreds of times, and an answer stopped at the limit says so. Modelled
 #: seconds of counted work (`clock: "work"`), never the wall clock's.
 CALL_TIME_LIMIT = 1.0
+#: One-sided coverage of the margin derived from a remaining-time noise (`remaining_belief`).
+REMAINING_TIME_LEVEL = 0.999
 
 
 class Contention(StrEnum):
@@ -182,6 +184,12 @@ class SimConfig:
       (`simulator.belief`): the truth (`oracle`), or the truth times a seeded lognormal error of
       σ = throughput_noise (`noise_source` `gavel`: Gavel's measured ÷ oracle ratio per job
       type instead), never updated (`none`) or learned from observed progress (`online`)
+    - remaining_time_noise, remaining_time_level, remaining_time_estimator: what the policy
+      believes of remaining times in lease mode (`simulator.remaining_belief`): the truth times
+      a seeded lognormal error of σ = remaining_time_noise, with the margin e^(σ q) − 1 derived
+      from it at one-sided coverage `remaining_time_level` sent as each job's
+      `remaining_time_uncertainty` (None: no margin, the belief taken as exact); kept as it is
+      (`none`) or tightened by the progress seen as the job runs (`online`)
     """
 
     policy: str = "max_min_fairness"
@@ -206,6 +214,9 @@ class SimConfig:
     throughput_noise: float = 0.0
     estimator: str = "oracle"
     noise_source: str = "lognormal"
+    remaining_time_noise: float = 0.0
+    remaining_time_level: float | None = REMAINING_TIME_LEVEL
+    remaining_time_estimator: str = "none"
 
     def __post_init__(self) -> None:
         if self.round_seconds <= 0 or self.lease_seconds <= 0:
@@ -251,6 +262,24 @@ class SimConfig:
                 f"estimator: a belief apart from the truth is simulated in rounds mode only "
                 f"(policy {self.policy!r} is enacted in {self.enactment.value})"
             )
+        self._check_remaining()
+
+    def _check_remaining(self) -> None:
+        if not 0 <= self.remaining_time_noise < float("inf"):
+            raise ValueError("remaining_time_noise must be a number ≥ 0")
+        level = self.remaining_time_level
+        if level is not None and not 0.5 <= level < 1:
+            raise ValueError("remaining_time_level must be at least 0.5 and below 1, or None")
+        if self.remaining_time_estimator not in ("none", "online"):
+            raise ValueError(
+                f"remaining_time_estimator: {self.remaining_time_estimator!r} is not none or online"
+            )
+        if self.remaining_time_noise and self.enactment != Mode.LEASES:
+            raise ValueError(
+                f"remaining_time_noise: remaining times are believed apart from the truth in "
+                f"leases mode only (policy {self.policy!r} is enacted in "
+                f"{self.enactment.value})"
+            )
 
     @property
     def enactment(self) -> Mode:
@@ -288,7 +317,7 @@ class SimConfig:
         return Resolve(True, True, 1) if baseline else Resolve(True, True, None)
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "policy": self.policy,
             "options": dict(self.options),
             "mode": self.enactment.value,
@@ -313,3 +342,10 @@ class SimConfig:
             if self.estimator != "oracle"
             else {}
         )
+        if self.remaining_time_noise:
+            out |= {
+                "remaining_time_noise": self.remaining_time_noise,
+                "remaining_time_level": self.remaining_time_level,
+                "remaining_time_estimator": self.remaining_time_estimator,
+            }
+        return out

@@ -145,6 +145,19 @@ def _estimation(q: dict[str, Any]) -> list[str]:
     )
     for trace in (gavel, poisson):
         figures += [f"{run(trace, e)['worst_share']:.2f}" for e in ("oracle", "none", "online")]
+    figures += [f"{run(t, 'robust')['jct_vs_oracle']:.4f}×" for t in (gavel, poisson)]
+    figures += [f"{run(t, 'robust')['worst_share']:.2f}" for t in (gavel, poisson)]
+    margin = q["margin"]
+
+    def told(belief: str, level: float | None) -> dict[str, Any]:
+        return next(r for r in margin["runs"] if (r["belief"], r["level"]) == (belief, level))
+
+    figures += [
+        f"**{told('kept', None)['broken']} guarantees broken**",
+        f"{told('kept', 0.999)['satisfaction']:.3f}",
+        f"{told('online', 0.999)['satisfaction']:.3f}",
+        f"{margin['oracle_satisfaction']:.3f}",
+    ]
     return figures
 
 

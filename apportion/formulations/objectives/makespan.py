@@ -127,7 +127,7 @@ def run(
     finish = np.where(done, 0.0, np.nan)
     warnings = _never_finish_warning(problem, reasons, done)
     if active.size == 0:
-        return _outcome(Status.OPTIMAL, 0.0, allocation, reasons, finish, warnings, {})
+        return _outcome(Status.OPTIMAL, 0.0, allocation, reasons, finish, warnings, dict(robust))
 
     jobs, horizon, guess = _demand_jobs(problem, plan, active)
     groups = initial_groups(jobs, ctx.options.merge_identical, guess)

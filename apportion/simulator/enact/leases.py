@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from apportion.simulator.enact.common import (
     running_from,
 )
 from apportion.simulator.enact.contention import Slowdown
+from apportion.simulator.remaining_belief import remaining_belief_for
 from apportion.simulator.snapshots import Held, lease_snapshot
 from apportion.simulator.state import EPS, JobStates, Running, Step
 from apportion.solver.arraytypes import IntArray
@@ -68,6 +70,12 @@ class LeaseEnactor:
         self._overhead = config.overhead.seconds(table.scale)
         contention = table.trace.contention
         self._slowdown = Slowdown(table, contention) if contention is not None else None
+        self.belief = remaining_belief_for(table, config)  # None: the truth is told
+        if self.belief is not None and decider.baseline:
+            raise ValueError(
+                f"remaining_time_noise: baseline {config.policy!r} ranks on the simulator's own "
+                "state; a belief reaches only policies sent a snapshot"
+            )
 
     def length(self, now: float) -> float:
         end = self.start + self.config.lease_seconds
@@ -103,12 +111,17 @@ class LeaseEnactor:
                 free[table.cur_type[j]] -= table.scale[j]
             return Request(table, waiting, now, dict, free=free)
         overhead, promised = self._overhead[active], dict(self.promised)
-        return Request(
-            table,
-            active,
-            now,
-            lambda: lease_snapshot(table, active, now, lease, start, running, overhead, promised),
-        )
+
+        def snapshot() -> dict[str, Any]:
+            document = lease_snapshot(table, active, now, lease, start, running, overhead, promised)
+            if self.belief is None:
+                return document
+            # The policy is told the belief; jobs run, and deadlines are scored, at the truth.
+            believed = self.belief.view(document)
+            self.calls.notes.update(self.belief.summary())
+            return believed
+
+        return Request(table, active, now, snapshot)
 
     def _lease_start(self, now: float, active: np.ndarray) -> float:
         """The grid's current lease; a new grid when nothing rides on the old one."""

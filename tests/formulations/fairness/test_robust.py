@@ -9,38 +9,28 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from apportion.refdata.synthetic import gavel_snapshot, random_snapshot
 from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import allocation_matrix, assert_feasible_allocation
+from tests.uncertainty_checks import dense, running_snapshots
 
 DRAWS = 1_000
 
 
-def _dense(snapshot: dict[str, Any], default: float) -> tuple[np.ndarray, ...]:
-    """(N, T, δ, s, w) straight from the snapshot dict."""
-    names = [g["name"] for g in snapshot["gpu_types"]]
-    n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
-    jobs = snapshot["jobs"]
-    t = np.array([[j.get("throughput", {}).get(k, 0.0) for k in names] for j in jobs])
-    delta = np.array(
-        [[j.get("throughput_uncertainty", {}).get(k, default) for k in names] for j in jobs]
-    )
-    s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
-    w = np.array([j.get("weight", 1.0) for j in jobs], dtype=float)
-    return n, t, delta, s, w
-
-
-def linprog_robust(snapshot: dict[str, Any], default: float, reference: str) -> float:
+def linprog_robust(snapshot: dict[str, Any], default: float, reference: str) -> float | None:
     """max t s.t. s_j Σ_k T'_jk x_jk ≥ w_j t prop_j(T^ref) for every vertex T' of job j's box
     (a ratio of linear functions over a box is smallest at a vertex; T^ref = T' with `box`, T
-    with `stated`), Σ_k x_jk ≤ 1, Σ_j s_j x_jk ≤ N_k: written densely for scipy's linprog."""
-    n, t, delta, s, w = _dense(snapshot, default)
+    with `stated`), Σ_k x_jk ≤ 1, Σ_j s_j x_jk ≤ N_k: written densely for scipy's linprog.
+    None when no job can run anywhere (there is no level to state)."""
+    n, t, delta, s, w, _ = dense(snapshot, default)
     usable = (t > 0) & (s[:, None] <= n[None, :])
     keep = usable.any(axis=1)
+    if not keep.any():
+        return None
     t, delta, s, w, usable = t[keep], delta[keep], s[keep], w[keep], usable[keep]
     m, k = t.shape
     a_ub, b_ub = [], []
@@ -108,6 +98,39 @@ def test_optimum_matches_an_independent_lp(
     assert result.objective == pytest.approx(expected, rel=1e-6, abs=1e-9)
 
 
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    snapshot=running_snapshots(),
+    default=st.sampled_from([0.0, 0.3, 0.6]),
+    reference=st.sampled_from(["box", "stated"]),
+)
+def test_running_jobs_and_empty_queues_match_the_independent_lp(
+    snapshot: dict[str, Any], default: float, reference: str
+) -> None:
+    """Jobs already running (time fractions may move them: a placement fixes only the gang),
+    nothing waiting, no jobs at all, jobs that can run nowhere, bounds of 1: the level is the
+    independent LP's (none when no job can run), every placed job's stated guarantee reaches
+    it, and the answer says what it guarantees."""
+    result = solve(snapshot, "robust_max_min", uncertainty=default, reference=reference)
+    assert result.status is Status.OPTIMAL
+    assert [j.id for j in result.jobs] == [j["id"] for j in snapshot["jobs"]]
+    x = assert_feasible_allocation(result, snapshot)
+    expected = linprog_robust(snapshot, default, reference)
+    assert "guarantee" in result.summary
+    if expected is None:
+        assert result.objective is None and not x.any()
+        return
+    assert result.objective is not None
+    assert result.objective == pytest.approx(expected, rel=1e-6, abs=1e-9)
+    guaranteed = np.array([j.metrics["guaranteed_share"] for j in result.jobs], dtype=float)
+    placed = x.sum(axis=1) > 0
+    assert (guaranteed[placed] >= result.objective - 1e-7).all()
+    n, t, _, s, _, _ = dense(snapshot, default)
+    fits = np.asarray(((t > 0) & (s[:, None] <= n[None, :])).any(axis=1)).tolist()
+    for job, fit in zip(result.jobs, fits, strict=True):
+        assert fit or job.reason, job  # a job that fits nowhere is told why
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_no_uncertainty_is_max_min_fairness(seed: int) -> None:
     snapshot = gavel_snapshot(16, seed=seed)
@@ -133,7 +156,7 @@ def _realized(
 ) -> np.ndarray:
     """(draws, jobs) realized shares s_j Σ_k T'_jk x_jk / (w_j prop_j), T' uniform in the box;
     prop_j at T' itself, or at the stated T."""
-    n, t, delta, s, w = _dense(snapshot, default)
+    n, t, delta, s, w, _ = dense(snapshot, default)
     rng = np.random.default_rng(2026)
     sample = t * (1 + rng.uniform(-1, 1, size=(draws, *t.shape)) * delta)
     prop = (t if stated else sample) @ n / n.sum()

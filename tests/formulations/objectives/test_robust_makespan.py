@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from apportion.refdata.synthetic import random_snapshot
 from apportion.solver import InputError, Status, solve
 from tests.allocation_checks import allocation_matrix, assert_feasible_allocation
+from tests.uncertainty_checks import dense, running_snapshots
 
 
 def _with_steps(snapshot: dict[str, Any], seed: int, spread: float) -> dict[str, Any]:
@@ -29,25 +30,16 @@ def _with_steps(snapshot: dict[str, Any], seed: int, spread: float) -> dict[str,
     return {**snapshot, "jobs": jobs}
 
 
-def _dense(snapshot: dict[str, Any], default: float) -> tuple[np.ndarray, ...]:
-    names = [g["name"] for g in snapshot["gpu_types"]]
-    n = np.array([g["count"] for g in snapshot["gpu_types"]], dtype=float)
-    jobs = snapshot["jobs"]
-    t = np.array([[j.get("throughput", {}).get(k, 0.0) for k in names] for j in jobs])
-    delta = np.array(
-        [[j.get("throughput_uncertainty", {}).get(k, default) for k in names] for j in jobs]
-    )
-    s = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
-    r = np.array([j["steps_remaining"] for j in jobs])
-    return n, t, delta, s, r
-
-
 def linprog_makespan(snapshot: dict[str, Any], default: float) -> float:
-    """min M: maximize u s.t. Σ_k T_jk (1 − δ_jk) x_jk ≥ R_j u, time and capacity rows."""
-    n, t, delta, s, r = _dense(snapshot, default)
+    """min M: maximize u s.t. Σ_k T_jk (1 − δ_jk) x_jk ≥ R_j u, time and capacity rows, over
+    the jobs with steps left that can progress somewhere even at worst (0 when there are none:
+    nothing is left to do that can be done)."""
+    n, t, delta, s, _, r = dense(snapshot, default)
     low = t * (1 - delta)
     usable = (low > 0) & (s[:, None] <= n[None, :])
-    keep = usable.any(axis=1)
+    keep = usable.any(axis=1) & (r > 0)
+    if not keep.any():
+        return 0.0
     low, s, r, usable = low[keep], s[keep], r[keep], usable[keep]
     m, k = low.shape
     a_ub, b_ub = [], []
@@ -91,13 +83,41 @@ def test_optimum_matches_an_independent_lp(
     assert result.objective == pytest.approx(linprog_makespan(snapshot, default), rel=1e-6)
 
 
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+@given(snapshot=running_snapshots(), default=st.sampled_from([0.0, 0.2, 0.5]))
+def test_running_jobs_and_empty_queues_match_the_independent_lp(
+    snapshot: dict[str, Any], default: float
+) -> None:
+    """Jobs already running (a time-fraction answer may move them: their placement fixes only
+    their gang), nothing waiting, no jobs at all, jobs with no steps left or no throughput, and
+    bounds of 1 (no progress guaranteed): the optimum is the worst case's, and the answer says
+    what it guarantees whenever a bound is in force."""
+    result = solve(snapshot, "makespan", uncertainty=default)
+    assert result.status is Status.OPTIMAL
+    x = assert_feasible_allocation(result, snapshot)
+    assert result.objective == pytest.approx(linprog_makespan(snapshot, default), rel=1e-6)
+    # A job's empty bound (it runs nowhere) states nothing: no bound is then in force.
+    bounded = default > 0 or any(j.get("throughput_uncertainty") for j in snapshot["jobs"])
+    assert ("guarantee" in result.summary) == bounded
+    _, t, delta, _, _, r = dense(snapshot, default)
+    worst = (t * (1 - delta) * x).sum(axis=1)
+    assert result.objective is not None
+    for job, steps, speed in zip(result.jobs, r, worst, strict=True):
+        if steps > 0 and speed > 0:  # done by its stated time at the worst throughputs
+            stated = float(job.metrics["finish_time"])  # type: ignore[arg-type]
+            assert steps / speed <= stated * (1 + 1e-6)
+            assert stated <= result.objective * (1 + 1e-6)
+        elif steps > 0:
+            assert job.reason, job  # it can never finish at worst: said so
+
+
 def test_every_job_finishes_by_its_stated_time_in_the_box() -> None:
     snapshot = _with_steps(random_snapshot(30, 3, seed=11), 11, 0.3)
     result = solve(snapshot, "makespan", uncertainty=0.3)
     assert result.status is Status.OPTIMAL and result.objective is not None
     assert "guarantee" in result.summary
     x = allocation_matrix(result, snapshot)
-    _, t, delta, _, r = _dense(snapshot, 0.3)
+    _, t, delta, _, _, r = dense(snapshot, 0.3)
     rng = np.random.default_rng(7)
     sample = t * (1 + rng.uniform(-1, 1, size=(1_000, *t.shape)) * delta)
     finish = r / (sample * x).sum(axis=-1)
