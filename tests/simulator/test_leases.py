@@ -117,3 +117,29 @@ def test_baselines_under_leases_keep_their_gpus_and_pay_only_for_real_moves(poli
     assert rows.loc["j0", "moves"] == 0 and rows.loc["j1", "moves"] == 0
     assert rows.loc["mid", "first_start"] >= LEASE  # nobody is preempted mid-lease
     assert rows.loc["j0", "lost_seconds"] == pytest.approx(30.0 + 30.0 * 3)
+
+
+def test_a_job_the_price_declines_is_met_when_it_runs_at_its_last_chance() -> None:
+    # One node, 10-minute leases. long: 8 GPUs for 1,800 s, due at 2,500 s; eight 1-GPU SLO
+    # jobs of 1,200 s due in 3 hours. 16 GPUs asked of 8: long's guarantee (8 GPUs × 3 leases
+    # at 0.05 of its value each) is worth less than it costs and is declined; the small jobs
+    # are guaranteed, their leases packed late. At 0 long can wait one lease (slack 700 s), so
+    # the small jobs are lent the node, shortest first. At 600 s it must start or miss: it
+    # runs first (nothing else is due before it), ends at 2,400 s and meets its deadline (with
+    # two leases left its guarantee is worth its price, and it gets one). Shortest remaining
+    # time first alone would run the small jobs on until 1,200 s and long would end at 3,000 s.
+    speed = {"gpu": 1.0}
+    long = job("long", 1800.0, gpus=8, speed=speed, deadlines=[Deadline(2500.0, 10.0)])
+    small = [
+        job(f"s{i}", 1200.0, gpus=1, speed=speed, deadlines=[Deadline(10800.0, 10.0)])
+        for i in range(8)
+    ]
+    result = simulate(
+        trace([long, *small], {"gpu": 8}, per_node=8),
+        SimConfig(policy="deadline_admission", lease_seconds=LEASE),
+    )
+    records = result.records.set_index("job")
+    assert records.loc["long", "first_start"] == LEASE
+    assert records.loc["long", "finish"] == pytest.approx(2400.0)
+    assert records["deadline_met"].all()
+    assert result.summary["guarantees_broken"] == 0

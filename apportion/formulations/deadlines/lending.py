@@ -11,7 +11,10 @@ lent, in this order:
    best-effort jobs, SLO jobs without a guarantee that can still meet a deadline option if
    they run from now on without a break (now + o_j + E_j ≤ their last deadline), and
    guaranteed jobs not due in this lease (`fill_guaranteed`: what they do now their reserved
-   leases need not do; on equal remaining time they go after the others);
+   leases need not do; on equal remaining time they go after the others); except that SLO
+   jobs without a guarantee that must start in this lease to meet any option go first among
+   the SLO jobs when every such deadline still fits (`last_chance`), best-effort jobs keeping
+   their places;
 2. SLO jobs that can meet no deadline any more: they earn nothing whenever they end (Chronus
    runs them last too).
 
@@ -33,6 +36,7 @@ import numpy as np
 
 from apportion.formulations.deadlines.decision import LeaseRun
 from apportion.formulations.deadlines.grid import level_capacity
+from apportion.formulations.deadlines.last_chance import at_last_chance, slo_first_at_last_chance
 from apportion.formulations.deadlines.lease_plan import LeasePlan
 from apportion.formulations.deadlines.packing import Placement, fill, place_consolidated, shrink
 from apportion.formulations.deadlines.problem import LeaseProblem
@@ -96,12 +100,13 @@ def lending_order(problem: LeaseProblem, plan: LeasePlan, fill_guaranteed: bool)
     waiting &= problem.fits_cluster
     if not fill_guaranteed:
         waiting &= ~plan.admitted
-    tier = np.where(plan.admitted | (slack(problem) >= 0), 0, 1)
+    left = slack(problem)
+    tier = np.where(plan.admitted | (left >= 0), 0, 1)
     jobs = np.flatnonzero(waiting)
     # On equal remaining time a job without a guarantee goes first: the other has its leases.
     keys = (jobs, plan.admitted[jobs], problem.remaining[jobs], tier[jobs])
     order: IntArray = jobs[np.lexsort(keys)]
-    return order
+    return slo_first_at_last_chance(problem, order, at_last_chance(problem, plan, left))
 
 
 def consolidated(spot: Placement, gpus: int, gpus_per_node: int) -> bool:
