@@ -20,7 +20,7 @@ import numpy as np
 
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.formulations.placement.schedule.model import STAY_BONUS
-from apportion.formulations.placement.schedule.price import loss_price
+from apportion.formulations.placement.schedule.price import loss_units
 from apportion.solver.arraytypes import FloatArray
 
 Decision = dict[int, tuple[int, list[int]]]  # job position → (choice, node indices)
@@ -82,7 +82,8 @@ def score(inst: ScheduleInstance, decision: Decision, w1: float, restart: float)
     chosen = np.array([decision[p][0] for p in runs.tolist()], dtype=np.int64)
     g = inst.demand.astype(float)
     value = w2 * float((inst.weight[runs] * g[runs] * ch.speed[chosen]).sum()) / total
-    contention = float((loss_price(inst, w1)[chosen] * loss[runs]).sum()) / total
+    factor, units = loss_units(inst, w1)
+    contention = factor * float((units[chosen] * loss[runs]).sum()) / total
     moved = [p for p in runs.tolist() if inst.running[p] and not ch.stay[decision[p][0]]]
     stopped = [p for p in np.flatnonzero(inst.running).tolist() if p not in decision]
     restart_term = w2 * float(g[moved + stopped].sum()) * (restart + STAY_BONUS) / total

@@ -23,7 +23,7 @@ import numpy as np
 
 from apportion.formulations.placement.schedule.evaluate import Decision
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
-from apportion.formulations.placement.schedule.price import loss_price
+from apportion.formulations.placement.schedule.price import loss_units
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import TimeBudget
 
@@ -35,8 +35,10 @@ class _State:
 
     def __init__(self, inst: ScheduleInstance, w1: float) -> None:
         self.inst = inst
-        self.choice_price = loss_price(inst, w1)
-        self.price = np.zeros(inst.size)  # per position: its choice's price
+        # A loss costs factor · units (`price`); ranking nodes by units alone still prefers
+        # the least contended ones where W1 = 0 prices nothing.
+        self.factor, self.choice_units = loss_units(inst, w1)
+        self.units = np.zeros(inst.size)  # per position: its choice's units
         self.free = inst.node_gpus.copy()
         self.on: list[list[int]] = [[] for _ in inst.node_ids]  # positions per node
         self.config = np.full(inst.size, -1, dtype=np.int64)
@@ -62,7 +64,7 @@ class _State:
             self.free[n] -= g
             self.on[n].append(position)
         self.config[position] = alpha
-        self.price[position] = self.choice_price[choice]
+        self.units[position] = self.choice_units[choice]
         self.loss[position] = new_loss
         self.decision[position] = (choice, list(nodes))
 
@@ -76,15 +78,15 @@ class _State:
         return max(0.0, float(self.inst.loss[alpha, self.config[list(others)]].max()))
 
     def damage(self, alpha: int, nodes: list[int]) -> float:
-        """Σ c ΔLoss over the jobs already on `nodes`."""
+        """Σ u ΔLoss over the jobs already on `nodes`, in units of the price."""
         others = list(self.neighbours(nodes))
         if not others:
             return 0.0
         after = np.maximum(self.loss[others], self.inst.loss[self.config[others], alpha])
-        return float((self.price[others] * (after - self.loss[others])).sum())
+        return float((self.units[others] * (after - self.loss[others])).sum())
 
     def harm(self, alpha: int, per_node: float, nodes: list[int]) -> FloatArray:
-        """Per node of `nodes`: suffered · `per_node` (the newcomer's price per node) + damage,
+        """Per node of `nodes`: suffered · `per_node` (the newcomer's units per node) + damage,
         were a piece of configuration α alone there."""
         for n in np.flatnonzero(self._stale).tolist():
             others = self.on[n]
@@ -93,7 +95,7 @@ class _State:
                 self._suffer[:, n] = np.maximum(self.inst.loss[:, theirs].max(axis=1), 0.0)
                 before = self.loss[others][:, None]
                 after = np.maximum(before, self.inst.loss[theirs, :])
-                self._damage[:, n] = self.price[others] @ (after - before)
+                self._damage[:, n] = self.units[others] @ (after - before)
             else:
                 self._suffer[:, n] = 0.0
                 self._damage[:, n] = 0.0
@@ -143,9 +145,10 @@ def _best_start(
         for o in np.flatnonzero((ch.job == position) & ~ch.stay).tolist():
             alpha = int(ch.config[o])
             value = w2 * float(inst.weight[position]) * g * float(ch.speed[o])
-            price = float(state.choice_price[o])
+            units = float(state.choice_units[o])
             for nodes in _node_sets(inst, state, o):
-                cost = price * state.suffered(alpha, nodes) + state.damage(alpha, nodes)
+                suffered = state.suffered(alpha, nodes)
+                cost = state.factor * (units * suffered + state.damage(alpha, nodes))
                 gain = (value - cost) / g
                 if gain > 0 and (best is None or gain > best[0]):
                     best = (gain, position, o, nodes)
@@ -159,10 +162,11 @@ def _node_sets(inst: ScheduleInstance, state: _State, o: int) -> list[list[int]]
     if len(room) < k:
         return []
     if k == 1:  # one node: its harm is the start's exact cost, the least is the best
-        return [[room[int(np.argmin(state.harm(int(ch.config[o]), state.choice_price[o], room)))]]]
+        harm = state.harm(int(ch.config[o]), float(state.choice_units[o]), room)
+        return [[room[int(np.argmin(harm))]]]
     sets = list(islice(combinations(room, k), ENUMERATE + 1))
     if len(sets) <= ENUMERATE:
         return [list(s) for s in sets]
-    harm = state.harm(int(ch.config[o]), float(state.choice_price[o]) / k, room)
+    harm = state.harm(int(ch.config[o]), float(state.choice_units[o]) / k, room)
     order = np.argsort(harm, kind="stable")[:k]
     return [sorted(room[i] for i in order.tolist())]

@@ -19,10 +19,10 @@ Choices o of job j (`instance.Choices`): shape k_o × p_o on nodes of one type, 
     maximize (1/C) [W2 Σ_o π_j g_j σ_o v_o − Σ_o c_o ℓ_o − W2 Σ_running g_j (τ/H)(1 − v_stay)]
 
 π_j is the job's priority weight per GPU (`priority`), τ/H the restart cost over the decision's
-horizon, c_o what a unit of loss costs (`price`: W1 g_j, plus W2 π_j g_j σ_o when contention is
-valued as progress). A job's loss is its worst co-runner's, carried by the choice it runs with
-(a choice not taken has no row above 0; every P and ℓ sits at its least bound at an optimum,
-since c > 0 prices them); with no price (W1 = 0, flat) no contention row is written.
+horizon, c_o a unit of loss's price (`price`: W1 g_j, + W2 π_j g_j σ_o valued as progress). A
+job's loss is its worst co-runner's, carried by its choice (one ℓ_j per job under the flat price,
+the same for all its choices); every P and ℓ sits at its least bound at an optimum (c > 0 prices
+them); with no price (W1 = 0, flat) no contention row is written.
 Identical candidates start in order; a stay gets ε more than a move, so a free move is never
 made for nothing.
 """
@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
-from apportion.formulations.placement.schedule.price import loss_price
+from apportion.formulations.placement.schedule.price import loss_price, progress_valued
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model, Sense, Take
 
@@ -73,7 +73,7 @@ class LossIndex:
     cell's floor, the co-location pairs (cell, live cell, Λ), the twin cells and their Λ."""
 
     piece_column: IntArray
-    piece_choice: IntArray
+    piece_owner: IntArray
     piece_fixed: BoolArray
     piece_cell: IntArray
     floor: FloatArray
@@ -95,7 +95,7 @@ class _Pieces:
     config: IntArray
     node: IntArray
     column: IntArray  # model column: a w pair's, or the stay choice's v
-    choice: IntArray
+    owner: IntArray  # whose ℓ the piece bounds: its choice's (progress) or its job's (flat)
     fixed: BoolArray
 
 
@@ -210,7 +210,7 @@ def _pieces(inst: ScheduleInstance, b: Built) -> _Pieces:
         config=ch.config[choice],
         node=np.concatenate([b.pair_node, stay_node]).astype(np.int64),
         column=np.concatenate([b.w.start + np.arange(b.pair_choice.size), b.v.start + stay_choice]),
-        choice=choice,
+        owner=choice if progress_valued(inst) else ch.job[choice],
         fixed=np.r_[np.zeros(b.pair_choice.size, bool), b.fixed[stay_choice]],
     )
 
@@ -231,7 +231,7 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
     floor = _floor(loss, alpha, node, fixed_count)
     p = model.add_variables("loses", target.size, lower=floor)
     live = np.flatnonzero(free_count > 0)  # cells a solution may fill or leave empty
-    index = LossIndex(pc.column, pc.choice, pc.fixed, at, floor, p)
+    index = LossIndex(pc.column, pc.owner, pc.fixed, at, floor, p)
     if live.size:
         h = model.add_variables("colocated", live.size, upper=1.0, integer=True)
         mine = ~pc.fixed
@@ -249,14 +249,15 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
         index.colocated, index.live = h, live
         index.pairs = _next_to_rows(model, (alpha, node), live, (p, h), loss, floor)
         _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss, index)
-    ell = model.add_variables("lost", inst.choices.size, lower=0.0)
+    owners = inst.choices.size if progress_valued(inst) else inst.size
+    ell = model.add_variables("lost", owners, lower=0.0)
     index.lost = ell
     big = np.where(pc.fixed, 0.0, loss.max(axis=1)[pc.config])
     n = cell.size
     model.add_constraints(
         "job_loses",
         {
-            ell: matrix(np.arange(n), pc.choice, 1.0, (n, ell.size)),
+            ell: matrix(np.arange(n), pc.owner, 1.0, (n, ell.size)),
             p: matrix(np.arange(n), at, -1.0, (n, p.size)),
             **_columns(
                 model, pc.column[~pc.fixed], -big[~pc.fixed], np.flatnonzero(~pc.fixed), (n, 0)
@@ -393,6 +394,7 @@ def _objective(
     stay_gain = np.where(ch.stay, w2 * g * (restart + STAY_BONUS), 0.0)
     terms = {b.v: (value + stay_gain) / total}
     offset = -float(stay_gain.sum()) / total
-    if loss is not None:
-        terms[loss] = -loss_price(inst, w1) / total
+    if loss is not None:  # per choice valued as progress, else per job as it always was
+        flat = -w1 * inst.demand.astype(float)
+        terms[loss] = (-loss_price(inst, w1) if progress_valued(inst) else flat) / total
     b.model.set_objective(terms, Sense.MAXIMIZE, offset=offset)

@@ -11,6 +11,10 @@ level's GPUs: a job of a higher level runs however much it and its neighbours lo
 term W2 π_j g_j σ_o less it is W2 π_j g_j σ_o (1 − ℓ_j), the job's priority-weighted progress.
 Starting a job then pays only when its own progress outweighs what it takes from its
 co-runners at their priorities, and W1 keeps DeepShare's extra price on contention.
+
+The price is kept as a factor times units, c_o = f · u_o (flat: f = W1, u_o = g_j; progress:
+f = 1, u_o = c_o), so the flat objective is computed as it always was and the greedy can rank
+nodes by units where W1 = 0 prices nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +23,22 @@ from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.solver.arraytypes import FloatArray
 
 
-def loss_price(inst: ScheduleInstance, w1: float) -> FloatArray:
-    """c_o for every choice o (module docstring)."""
+def progress_valued(inst: ScheduleInstance) -> bool:
+    return inst.contention_value == "progress"
+
+
+def loss_units(inst: ScheduleInstance, w1: float) -> tuple[float, FloatArray]:
+    """(f, u_o for every choice o): c_o = f · u_o (module docstring)."""
     ch = inst.choices
     g = inst.demand[ch.job].astype(float)
-    price: FloatArray = w1 * g
-    if inst.contention_value == "progress":
-        price = price + (1.0 - w1) * inst.weight[ch.job] * g * ch.speed
+    if not progress_valued(inst):
+        return w1, g
+    units: FloatArray = w1 * g + (1.0 - w1) * inst.weight[ch.job] * g * ch.speed
+    return 1.0, units
+
+
+def loss_price(inst: ScheduleInstance, w1: float) -> FloatArray:
+    """c_o for every choice o."""
+    factor, units = loss_units(inst, w1)
+    price: FloatArray = factor * units
     return price

@@ -81,9 +81,7 @@ def score(
         for j, job in jobs.items()
         if "placement" in job and placed.get(j) != job["placement"]
     )
-    return (
-        (1 - w1) * value - contention - (1 - w1) * restarts * (restart + STAY_BONUS)
-    ) / total
+    return ((1 - w1) * value - contention - (1 - w1) * restarts * (restart + STAY_BONUS)) / total
 
 
 def lexicographic_best(snapshot: dict[str, Any], key: dict[str, float]) -> set[str]:
