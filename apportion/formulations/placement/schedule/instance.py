@@ -147,13 +147,7 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         source=source,
         lookup=lookup,
         moves=options.moves,
-        pinned=_pinned(
-            choices,
-            (weight, demand, len(running)),
-            (options.w1, options.contention_value == "progress"),
-            loss,
-            node_gpus,
-        ),
+        pinned=_pinned(choices, (weight, demand, len(running)), options, loss, node_gpus),
         levels=int(levels.weight.size),
         reasons=reasons,
         contention_value=options.contention_value,
@@ -308,13 +302,13 @@ def _choices(
 def _pinned(
     choices: Choices,
     jobs: tuple[FloatArray, IntArray, int],
-    pricing: tuple[float, bool],
+    options: ContentionPlacementOptions,
     loss: FloatArray,
     node_gpus: IntArray,
 ) -> BoolArray:
     """Running jobs no solution stops (`candidates.never_stopped`) among the decision's jobs."""
     weight, demand, n_running = jobs
-    w1, progress = pricing
+    w1, progress = options.w1, options.contention_value == "progress"
     waiting = np.arange(weight.size) >= n_running
     stay_speed = np.ones(weight.size)
     stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
