@@ -1,6 +1,6 @@
 """Contention placement as a scheduler on DeepShare's traces, in one world for every policy
-(bench rows of `simulator`): the schedule objective at W1 = 0.4 (tuned on the training episodes,
-`bench.windows.CONTENTION_W1`; DeepShare recommends 0.3) against
+(bench rows of `simulator`): the schedule objective at W1 = 0.4 with 2 priority levels (tuned on
+the training episodes, `bench.windows.CONTENTION_W1`; DeepShare recommends W1 = 0.3) against
 non-preemptive FIFO, SRTF and LAS placed as DeepShare's baselines are, on its `simulate` and
 `real` trace0 (256 jobs, 4 × 8 GPUs, 300-s rounds) and its nine training episodes. Targets: a
 whole `simulate` run within 30 s; average JCT ≤ 0.85 × and p99 JCT ≤ 0.8 × the best baseline's
@@ -16,11 +16,15 @@ from apportion.simulator.result import SimulationResult
 from apportion.simulator.sources import TraceSpec
 from apportion.simulator.traces.deepshare import SIMULATE_TRACE0, TRACE0, TRAIN_EPISODES
 from bench.harness import Case, Row
-from bench.windows import CONTENTION_W1
+from bench.windows import CONTENTION_LEVELS, CONTENTION_W1
 
 W1 = CONTENTION_W1
 ROUND = 300.0
-POLICY = SimConfig(policy="contention_placement", options={"w1": W1}, round_seconds=ROUND)
+POLICY = SimConfig(
+    policy="contention_placement",
+    options={"w1": W1, "priority_levels": CONTENTION_LEVELS},
+    round_seconds=ROUND,
+)
 BASELINES = {"FIFO": "fifo_baseline", "SRTF": "srtf", "LAS": "las"}  # label → policy
 
 
