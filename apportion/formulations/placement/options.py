@@ -35,6 +35,13 @@ class ContentionPlacementOptions(PolicyOptions):
         "start waiting jobs, DeepShare's reward W2·U − W1·mean(1 − 1/CS) over running and "
         "started jobs. The schedule and reference objectives need penalty worst.",
     )
+    contention_value: Literal["flat", "progress"] = Field(
+        "flat",
+        description="schedule: what the throughput a job loses to contention costs: flat, "
+        "W1·g_j·ℓ_j (DeepShare's penalty alone); progress, that plus W2·π_j·g_j·σ_j·ℓ_j, the "
+        "priority-weighted progress it takes, so a job's value is its progress, "
+        "π_j·g_j·σ_j·(1 − ℓ_j), and contention is weighed at the priority of the job it slows.",
+    )
     priority: Literal["srtf", "las"] = Field(
         "srtf",
         description="schedule: whose GPUs come first: shortest remaining time (steps_remaining "

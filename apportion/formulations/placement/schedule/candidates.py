@@ -44,13 +44,23 @@ def kept_for_sure(
     weight, demand, stay_speed = per_job
     fastest, worst_loss, total = bounds
     best = float(weight[waiting].max(initial=0.0))
+    progress = options.contention_value == "progress"
+    price = per_gpu_price(options.w1, progress, weight, np.array([fastest]))
     return never_stopped(
         (weight[running], demand[running], stay_speed),
         best,
         fastest,
-        options.w1 * total * worst_loss,
+        price * total * worst_loss,
         1.0 - options.w1,
     )
+
+
+def per_gpu_price(w1: float, progress: bool, weight: FloatArray, speed: FloatArray) -> float:
+    """The most a GPU's unit of loss may cost (`price`): W1, plus W2·π·σ at their largest
+    under the progress value."""
+    if not progress:
+        return w1
+    return w1 + (1.0 - w1) * float(weight.max(initial=0.0)) * float(speed.max(initial=1.0))
 
 
 def room_of(
@@ -118,9 +128,9 @@ def never_stopped(
     w2: float,
 ) -> BoolArray:
     """Stopping a running job loses W2·π_j·g_j·σ_j (its stay), and can gain at most all
-    contention relieved, W1·C·max Λ (`relief`), plus the best waiting candidate's value on its
-    GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any level above the waiting ones are
-    pinned so, and a solve need not consider stopping them."""
+    contention relieved, C·max Λ at the most a GPU's loss costs (`relief`), plus the best
+    waiting candidate's value on its GPUs, W2·π·g_j·σ_max. Under SRTF the running jobs of any
+    level above the waiting ones are pinned so, and a solve need not consider stopping them."""
     weight, demand, stay_speed = running
     out: BoolArray = w2 * weight * demand * stay_speed > relief + w2 * best * demand * fastest
     return out

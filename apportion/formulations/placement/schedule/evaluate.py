@@ -5,8 +5,10 @@ A decision maps each job that runs (its position in the instance) to (choice, no
 For each, its co-runners are the other jobs holding GPUs on one of its nodes, its loss
 ℓ_j = max(0, max over co-runners of Λ(α_j | α_b)), and
 
-    objective = (1/C) [ W2 Σ_run π_j g_j σ_j − W1 Σ_run g_j ℓ_j
+    objective = (1/C) [ W2 Σ_run π_j g_j σ_o − Σ_run c_o ℓ_j
                         − W2 Σ_{running, not staying} g_j (τ/H + ε) ]
+
+with o the job's choice and c_o what a unit of its loss costs (`price`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
 from apportion.formulations.placement.schedule.model import STAY_BONUS
+from apportion.formulations.placement.schedule.price import loss_units
 from apportion.solver.arraytypes import FloatArray
 
 Decision = dict[int, tuple[int, list[int]]]  # job position → (choice, node indices)
@@ -79,7 +82,8 @@ def score(inst: ScheduleInstance, decision: Decision, w1: float, restart: float)
     chosen = np.array([decision[p][0] for p in runs.tolist()], dtype=np.int64)
     g = inst.demand.astype(float)
     value = w2 * float((inst.weight[runs] * g[runs] * ch.speed[chosen]).sum()) / total
-    contention = w1 * float((g[runs] * loss[runs]).sum()) / total
+    factor, units = loss_units(inst, w1)
+    contention = factor * float((units[chosen] * loss[runs]).sum()) / total
     moved = [p for p in runs.tolist() if inst.running[p] and not ch.stay[decision[p][0]]]
     stopped = [p for p in np.flatnonzero(inst.running).tolist() if p not in decision]
     restart_term = w2 * float(g[moved + stopped].sum()) * (restart + STAY_BONUS) / total

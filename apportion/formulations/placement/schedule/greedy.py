@@ -1,13 +1,15 @@
 """The starting schedule: running jobs where they run, then candidates level by level, each
 time the start (candidate, shape, nodes) that adds the most to the objective per GPU, while one
-adds anything (a higher level's jobs always add: their GPUs outweigh any contention).
+adds anything (under the flat price a higher level's jobs always add: their GPUs outweigh any
+contention; under the progress price a start that takes more from its neighbours, at their
+priorities, than it makes does not).
 
 A start is scored exactly, from the definition (`evaluate`): its own loss is its worst
 co-runner's, and each job on its nodes loses the larger of what it lost and what the newcomer
-takes from it. Nodes: the one where the newcomer suffers and causes least for a one-node shape
-(that is its exact cost), every set of k eligible nodes when there are few (`ENUMERATE`), else the
-k nodes where it suffers and causes least (each node's harm kept per configuration, and
-worked out again only where a start changed it).
+takes from it, each loss at its price (`price`). Nodes: the one where the newcomer suffers and
+causes least for a one-node shape (that is its exact cost), every set of k eligible nodes when
+there are few (`ENUMERATE`), else the k nodes where it suffers and causes least (each node's
+harm kept per configuration, and worked out again only where a start changed it).
 
 Under a time limit the greedy stops adding starts once the budget is spent: what it has is a
 schedule (running jobs where they run, the starts so far), answered as the fallback.
@@ -21,6 +23,7 @@ import numpy as np
 
 from apportion.formulations.placement.schedule.evaluate import Decision
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
+from apportion.formulations.placement.schedule.price import loss_units
 from apportion.solver.arraytypes import FloatArray
 from apportion.solver.context import TimeBudget
 
@@ -30,8 +33,12 @@ ENUMERATE = 64  # node sets tried exhaustively per shape, at most
 class _State:
     """Who holds what, and what each running job loses, as the greedy builds the schedule."""
 
-    def __init__(self, inst: ScheduleInstance) -> None:
+    def __init__(self, inst: ScheduleInstance, w1: float) -> None:
         self.inst = inst
+        # A loss costs factor · units (`price`); ranking nodes by units alone still prefers
+        # the least contended ones where W1 = 0 prices nothing.
+        self.factor, self.choice_units = loss_units(inst, w1)
+        self.units = np.zeros(inst.size)  # per position: its choice's units
         self.free = inst.node_gpus.copy()
         self.on: list[list[int]] = [[] for _ in inst.node_ids]  # positions per node
         self.config = np.full(inst.size, -1, dtype=np.int64)
@@ -57,6 +64,7 @@ class _State:
             self.free[n] -= g
             self.on[n].append(position)
         self.config[position] = alpha
+        self.units[position] = self.choice_units[choice]
         self.loss[position] = new_loss
         self.decision[position] = (choice, list(nodes))
 
@@ -70,16 +78,16 @@ class _State:
         return max(0.0, float(self.inst.loss[alpha, self.config[list(others)]].max()))
 
     def damage(self, alpha: int, nodes: list[int]) -> float:
-        """Σ g ΔLoss over the jobs already on `nodes`."""
+        """Σ u ΔLoss over the jobs already on `nodes`, in units of the price."""
         others = list(self.neighbours(nodes))
         if not others:
             return 0.0
         after = np.maximum(self.loss[others], self.inst.loss[self.config[others], alpha])
-        return float((self.inst.demand[others] * (after - self.loss[others])).sum())
+        return float((self.units[others] * (after - self.loss[others])).sum())
 
-    def harm(self, alpha: int, per_node: int, nodes: list[int]) -> FloatArray:
-        """Per node of `nodes`: suffered · p + damage, were a piece of configuration α alone
-        there."""
+    def harm(self, alpha: int, per_node: float, nodes: list[int]) -> FloatArray:
+        """Per node of `nodes`: suffered · `per_node` (the newcomer's units per node) + damage,
+        were a piece of configuration α alone there."""
         for n in np.flatnonzero(self._stale).tolist():
             others = self.on[n]
             if others:
@@ -87,7 +95,7 @@ class _State:
                 self._suffer[:, n] = np.maximum(self.inst.loss[:, theirs].max(axis=1), 0.0)
                 before = self.loss[others][:, None]
                 after = np.maximum(before, self.inst.loss[theirs, :])
-                self._damage[:, n] = self.inst.demand[others] @ (after - before)
+                self._damage[:, n] = self.units[others] @ (after - before)
             else:
                 self._suffer[:, n] = 0.0
                 self._damage[:, n] = 0.0
@@ -100,7 +108,7 @@ def greedy_start(
     inst: ScheduleInstance, w1: float, budget: TimeBudget | None = None
 ) -> tuple[Decision, bool]:
     """The greedy schedule, and whether the time limit cut it short."""
-    ch, state = inst.choices, _State(inst)
+    ch, state = inst.choices, _State(inst, w1)
     for o in np.flatnonzero(ch.stay).tolist():
         position = int(ch.job[o])
         nodes, gpus = inst.held[position]
@@ -137,8 +145,10 @@ def _best_start(
         for o in np.flatnonzero((ch.job == position) & ~ch.stay).tolist():
             alpha = int(ch.config[o])
             value = w2 * float(inst.weight[position]) * g * float(ch.speed[o])
+            units = float(state.choice_units[o])
             for nodes in _node_sets(inst, state, o):
-                cost = w1 * (g * state.suffered(alpha, nodes) + state.damage(alpha, nodes))
+                suffered = state.suffered(alpha, nodes)
+                cost = state.factor * (units * suffered + state.damage(alpha, nodes))
                 gain = (value - cost) / g
                 if gain > 0 and (best is None or gain > best[0]):
                     best = (gain, position, o, nodes)
@@ -152,10 +162,11 @@ def _node_sets(inst: ScheduleInstance, state: _State, o: int) -> list[list[int]]
     if len(room) < k:
         return []
     if k == 1:  # one node: its harm is the start's exact cost, the least is the best
-        return [[room[int(np.argmin(state.harm(int(ch.config[o]), p, room)))]]]
+        harm = state.harm(int(ch.config[o]), float(state.choice_units[o]), room)
+        return [[room[int(np.argmin(harm))]]]
     sets = list(islice(combinations(room, k), ENUMERATE + 1))
     if len(sets) <= ENUMERATE:
         return [list(s) for s in sets]
-    harm = state.harm(int(ch.config[o]), p, room)
+    harm = state.harm(int(ch.config[o]), float(state.choice_units[o]) / k, room)
     order = np.argsort(harm, kind="stable")[:k]
     return [sorted(room[i] for i in order.tolist())]

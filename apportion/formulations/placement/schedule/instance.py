@@ -31,6 +31,7 @@ from apportion.formulations.placement.schedule.candidates import (
     identity,
     kept_for_sure,
     never_stopped,
+    per_gpu_price,
     pick,
     room_of,
 )
@@ -81,6 +82,7 @@ class ScheduleInstance:
     pinned: BoolArray  # per job: a running job that runs on whatever the solution (see _pinned)
     levels: int
     reasons: dict[int, str] = field(default_factory=dict)  # snapshot index → why left out
+    contention_value: str = "flat"  # what a loss costs (`price`)
 
     @property
     def total_gpus(self) -> int:
@@ -145,9 +147,10 @@ def build_schedule(snapshot: Snapshot, options: ContentionPlacementOptions) -> S
         source=source,
         lookup=lookup,
         moves=options.moves,
-        pinned=_pinned(choices, weight, demand, len(running), options.w1, loss, node_gpus),
+        pinned=_pinned(choices, (weight, demand, len(running)), options, loss, node_gpus),
         levels=int(levels.weight.size),
         reasons=reasons,
+        contention_value=options.contention_value,
     )
 
 
@@ -298,14 +301,14 @@ def _choices(
 
 def _pinned(
     choices: Choices,
-    weight: FloatArray,
-    demand: IntArray,
-    n_running: int,
-    w1: float,
+    jobs: tuple[FloatArray, IntArray, int],
+    options: ContentionPlacementOptions,
     loss: FloatArray,
     node_gpus: IntArray,
 ) -> BoolArray:
     """Running jobs no solution stops (`candidates.never_stopped`) among the decision's jobs."""
+    weight, demand, n_running = jobs
+    w1, progress = options.w1, options.contention_value == "progress"
     waiting = np.arange(weight.size) >= n_running
     stay_speed = np.ones(weight.size)
     stay_speed[choices.job[choices.stay]] = choices.speed[choices.stay]
@@ -314,7 +317,9 @@ def _pinned(
         (weight[~waiting], demand[~waiting], stay_speed[~waiting]),
         float(weight[waiting].max(initial=0.0)),
         float(choices.speed.max(initial=1.0)),
-        w1 * float(node_gpus.sum()) * float(loss.max(initial=0.0)),
+        per_gpu_price(w1, progress, weight, choices.speed)
+        * float(node_gpus.sum())
+        * float(loss.max(initial=0.0)),
         1.0 - w1,
     )
     return out

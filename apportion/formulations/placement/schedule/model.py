@@ -7,21 +7,24 @@ Choices o of job j (`instance.Choices`): shape k_o × p_o on nodes of one type, 
 
     v_o ∈ {0,1}   job j runs with choice o          w_on ∈ {0,1}  ... and uses node n
     h_βn ∈ {0,1}  a job of configuration β is on n  d_αn ∈ {0,1}  two jobs of α are on n
-    P_αn ≥ 0      what configuration α loses on n   ℓ_j ≥ 0      what job j loses
+    P_αn ≥ 0      what configuration α loses on n   ℓ_o ≥ 0      what j loses with choice o
 
     Σ_{o∈j} v_o ≤ 1                 Σ_n w_on = k_o v_o (not stay)
     Σ_o p_o w_on + Σ_{stay o} g_jn v_o ≤ G_n
     h_βn ≥ w_on, h_βn ≥ v_o (stay on n)  for α_o = β
     Σ_{α_o = α} (w_on | v_o) − 1 ≤ (m_αn − 1) d_αn
     P_αn ≥ Λ(α|β) h_βn (β ≠ α),  P_αn ≥ Λ(α|α) d_αn
-    ℓ_j ≥ P_{α_o n} − Λ̄_α (1 − w_on)  (or 1 − v_o for a stay choice on n)
+    ℓ_o ≥ P_{α_o n} − Λ̄_α (1 − w_on)  (or 1 − v_o for a stay choice on n)
 
-    maximize (1/C) [W2 Σ_o π_j g_j σ_o v_o − W1 Σ_j g_j ℓ_j − W2 Σ_running g_j (τ/H)(1 − v_stay)]
+    maximize (1/C) [W2 Σ_o π_j g_j σ_o v_o − Σ_o c_o ℓ_o − W2 Σ_running g_j (τ/H)(1 − v_stay)]
 
 π_j is the job's priority weight per GPU (`priority`), τ/H the restart cost over the decision's
-horizon. A job's loss is its worst co-runner's (every P and ℓ sits at its maximum at an
-optimum, since W1 > 0 prices them); at W1 = 0 no contention row is written. Identical candidates
-start in order; a stay gets ε more than a move, so a free move is never made for nothing.
+horizon, c_o a unit of loss's price (`price`: W1 g_j, + W2 π_j g_j σ_o valued as progress). A
+job's loss is its worst co-runner's, carried by its choice (one ℓ_j per job under the flat price,
+the same for all its choices); every P and ℓ sits at its least bound at an optimum (c > 0 prices
+them); with no price (W1 = 0, flat) no contention row is written.
+Identical candidates start in order; a stay gets ε more than a move, so a free move is never
+made for nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from apportion.formulations.placement.schedule.instance import ScheduleInstance
+from apportion.formulations.placement.schedule.price import loss_price, progress_valued
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.model import Block, Model, Sense, Take
 
@@ -69,7 +73,7 @@ class LossIndex:
     cell's floor, the co-location pairs (cell, live cell, Λ), the twin cells and their Λ."""
 
     piece_column: IntArray
-    piece_job: IntArray
+    piece_owner: IntArray
     piece_fixed: BoolArray
     piece_cell: IntArray
     floor: FloatArray
@@ -91,7 +95,7 @@ class _Pieces:
     config: IntArray
     node: IntArray
     column: IntArray  # model column: a w pair's, or the stay choice's v
-    job: IntArray
+    owner: IntArray  # whose ℓ the piece bounds: its choice's (progress) or its job's (flat)
     fixed: BoolArray
 
 
@@ -134,7 +138,8 @@ def build(inst: ScheduleInstance, w1: float, restart: float) -> Built:
     )
     built = Built(model, v, w, pair_choice, pair_node, fixed)
     _placement_rows(inst, built)
-    if w1 > 0 and inst.loss.size and float(inst.loss.max()) > 0:
+    priced = w1 > 0 or inst.contention_value == "progress"
+    if priced and inst.loss.size and float(inst.loss.max()) > 0:
         built.losses = _loss_rows(inst, built, _pieces(inst, built))
     _objective(inst, built, built.losses.lost if built.losses else None, w1, restart)
     return built
@@ -205,7 +210,7 @@ def _pieces(inst: ScheduleInstance, b: Built) -> _Pieces:
         config=ch.config[choice],
         node=np.concatenate([b.pair_node, stay_node]).astype(np.int64),
         column=np.concatenate([b.w.start + np.arange(b.pair_choice.size), b.v.start + stay_choice]),
-        job=ch.job[choice],
+        owner=choice if progress_valued(inst) else ch.job[choice],
         fixed=np.r_[np.zeros(b.pair_choice.size, bool), b.fixed[stay_choice]],
     )
 
@@ -226,7 +231,7 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
     floor = _floor(loss, alpha, node, fixed_count)
     p = model.add_variables("loses", target.size, lower=floor)
     live = np.flatnonzero(free_count > 0)  # cells a solution may fill or leave empty
-    index = LossIndex(pc.column, pc.job, pc.fixed, at, floor, p)
+    index = LossIndex(pc.column, pc.owner, pc.fixed, at, floor, p)
     if live.size:
         h = model.add_variables("colocated", live.size, upper=1.0, integer=True)
         mine = ~pc.fixed
@@ -244,14 +249,15 @@ def _loss_rows(inst: ScheduleInstance, b: Built, pc: _Pieces) -> LossIndex:
         index.colocated, index.live = h, live
         index.pairs = _next_to_rows(model, (alpha, node), live, (p, h), loss, floor)
         _twin_rows(model, pc, (at, alpha), (fixed_count, free_count), (p, floor), loss, index)
-    ell = model.add_variables("lost", inst.size, lower=0.0)
+    owners = inst.choices.size if progress_valued(inst) else inst.size
+    ell = model.add_variables("lost", owners, lower=0.0)
     index.lost = ell
     big = np.where(pc.fixed, 0.0, loss.max(axis=1)[pc.config])
     n = cell.size
     model.add_constraints(
         "job_loses",
         {
-            ell: matrix(np.arange(n), pc.job, 1.0, (n, ell.size)),
+            ell: matrix(np.arange(n), pc.owner, 1.0, (n, ell.size)),
             p: matrix(np.arange(n), at, -1.0, (n, p.size)),
             **_columns(
                 model, pc.column[~pc.fixed], -big[~pc.fixed], np.flatnonzero(~pc.fixed), (n, 0)
@@ -388,6 +394,7 @@ def _objective(
     stay_gain = np.where(ch.stay, w2 * g * (restart + STAY_BONUS), 0.0)
     terms = {b.v: (value + stay_gain) / total}
     offset = -float(stay_gain.sum()) / total
-    if loss is not None:
-        terms[loss] = -w1 * inst.demand.astype(float) / total
+    if loss is not None:  # per choice valued as progress, else per job as it always was
+        flat = -w1 * inst.demand.astype(float)
+        terms[loss] = (-loss_price(inst, w1) if progress_valued(inst) else flat) / total
     b.model.set_objective(terms, Sense.MAXIMIZE, offset=offset)

@@ -4,7 +4,8 @@ HiGHS completes a partial start by solving a MIP with the given columns fixed, a
 an LP of the whole model: seconds at 128 nodes, more than a short time limit holds. The
 contention columns follow from the choices by their rows (`model.LossIndex`): a configuration is
 present on a node where one of its pieces runs, doubled where two do, loses there the worst Λ of
-what is present (at least its floor), and a job loses the most of its cells.
+what is present (at least its floor), and a job (its choice, under the progress price) loses
+the most of its cells.
 """
 
 from __future__ import annotations
@@ -57,5 +58,5 @@ def _contention(ix: LossIndex, x: FloatArray) -> None:
     x[ix.loses.span] = loses
     if ix.lost is not None:
         lost = np.zeros(ix.lost.size)
-        np.maximum.at(lost, ix.piece_job[active], loses[ix.piece_cell[active]])
+        np.maximum.at(lost, ix.piece_owner[active], loses[ix.piece_cell[active]])
         x[ix.lost.span] = lost

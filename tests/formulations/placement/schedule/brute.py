@@ -65,22 +65,23 @@ def score(
     placed: Placed,
     w1: float,
     restart: float,
+    progress: bool = False,
 ) -> float:
     """(1/C)[W2 Σ g − W1 Σ g ℓ − W2 Σ_{running jobs moved or stopped} g (restart + ε)], every job
-    at priority weight 1 and speed 1."""
+    at priority weight 1 and speed 1; with `progress` a job's loss also costs W2 g ℓ, its
+    value being W2 g (1 − ℓ), the progress it makes."""
     jobs = {job["id"]: job for job in snapshot["jobs"]}
     lost = losses(snapshot, table, placed)
     total = sum(n["gpus"] for n in snapshot["nodes"])
     value = sum(sum(nodes.values()) for nodes in placed.values())
-    contention = sum(sum(nodes.values()) * lost[j] for j, nodes in placed.items())
+    price = w1 + (1 - w1) * progress
+    contention = sum(sum(nodes.values()) * lost[j] * price for j, nodes in placed.items())
     restarts = sum(
         sum(job["placement"].values())
         for j, job in jobs.items()
         if "placement" in job and placed.get(j) != job["placement"]
     )
-    return (
-        (1 - w1) * value - w1 * contention - (1 - w1) * restarts * (restart + STAY_BONUS)
-    ) / total
+    return ((1 - w1) * value - contention - (1 - w1) * restarts * (restart + STAY_BONUS)) / total
 
 
 def lexicographic_best(snapshot: dict[str, Any], key: dict[str, float]) -> set[str]:

@@ -55,12 +55,15 @@ def test_without_contention_it_runs_exactly_what_srtf_or_las_would(
 
 @pytest.mark.parametrize("seed", range(30))
 @pytest.mark.parametrize("moves", ["migrate", "preempt", "none"])
-def test_with_contention_its_optimum_is_the_best_schedule(seed: int, moves: str) -> None:
+@pytest.mark.parametrize("value", ["flat", "progress"])
+def test_with_contention_its_optimum_is_the_best_schedule(
+    seed: int, moves: str, value: str
+) -> None:
     rng = random.Random(seed)
     snapshot = random_snapshot(rng)
     table = random_table(rng, snapshot)
     snapshot["contention"] = contention_json(table)
-    w1 = rng.choice([0.2, 0.5, 0.8])
+    w1 = rng.choice([0.2, 0.5, 0.8] + ([0.0] if value == "progress" else []))
     restart = rng.choice([0.0, 0.1, 0.5])
     options = {
         **EXACT,
@@ -69,15 +72,61 @@ def test_with_contention_its_optimum_is_the_best_schedule(seed: int, moves: str)
         "restart_seconds": restart * 300.0,
         "horizon_seconds": 300.0,
         "moves": moves,
+        "contention_value": value,
     }
     result = solve(snapshot, policy="contention_placement", options=options)
     assert result.status is Status.OPTIMAL
     placed = {job.id: job.placement for job in result.jobs if job.placement}
     allowed = list(schedules(snapshot, moves))
     assert placed in allowed  # feasible, each in an allowed shape, moves as allowed
-    best = max(score(snapshot, table, s, w1, restart) for s in allowed)
+    progress = value == "progress"
+    best = max(score(snapshot, table, s, w1, restart, progress) for s in allowed)
     assert result.objective == pytest.approx(best, abs=1e-7)
-    assert score(snapshot, table, placed, w1, restart) == pytest.approx(best, abs=1e-7)
+    assert score(snapshot, table, placed, w1, restart, progress) == pytest.approx(best, abs=1e-7)
+
+
+def test_valued_as_progress_a_start_that_slows_its_neighbour_more_than_it_runs_waits() -> None:
+    # Hand case: two 3-GPU nodes; a running 4-GPU job of class A holds 2 × 2 (1 GPU free on
+    # each node); a waiting 2-GPU job of class B fits only as 2 × 1 next to it. Next to each
+    # other A keeps 1/3 of its speed (CS 3.0, ℓ = 2/3) and B half (CS 2.0, ℓ = 1/2). One
+    # level (π = 1), speed 1, W1 = 0.3, C = 6. Starting B adds
+    # flat: 0.7·2 − 0.3·(2·1/2 + 4·2/3) = 0.3 > 0, so B starts;
+    # progress: 0.7·2 − (0.3 + 0.7)·(2·1/2 + 4·2/3) = −2.27 < 0: B would make 1 GPU of
+    # progress and take 2.67 from A, so B waits.
+    snapshot = {
+        "gpu_types": [{"name": "gpu", "count": 6}],
+        "nodes": [{"id": "n0", "gpus": 3}, {"id": "n1", "gpus": 3}],
+        "jobs": [
+            {
+                "id": "a",
+                "workload_class": "A",
+                "placement": {"n0": 2, "n1": 2},
+                "steps_remaining": 10.0,
+                "throughput": {"gpu": 1.0},
+            },
+            {
+                "id": "b",
+                "workload_class": "B",
+                "scale_factor": 2,
+                "steps_remaining": 20.0,
+                "throughput": {"gpu": 1.0},
+            },
+        ],
+    }
+    table = {
+        (("A", 4, 2), ("B", 2, 2)): 3.0,
+        (("B", 2, 2), ("A", 4, 2)): 2.0,
+    }
+    snapshot["contention"] = contention_json(table)
+    options = {"shapes": {"2": [[2, 1]], "4": [[2, 2]]}, "w1": 0.3, "priority_levels": 1}
+    flat = solve(snapshot, policy="contention_placement", options=options)
+    progress = solve(
+        snapshot, policy="contention_placement", options={**options, "contention_value": "progress"}
+    )
+    assert _ran(flat) == {"a", "b"}
+    assert _ran(progress) == {"a"}
+    assert flat.objective == pytest.approx((0.7 * 4 + 0.7 * 2 - 0.3 * (4 * 2 / 3 + 2 / 2)) / 6)
+    assert progress.objective == pytest.approx((0.7 * 4) / 6)
 
 
 def _pair(**options: Any) -> Any:
