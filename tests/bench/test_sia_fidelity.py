@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.sia_fidelity import Workload, mean_jct, reference, start_rule, table
+from bench.sia_fidelity import Row, Workload, mean_jct, reference, start_rule, table
 
 #: What Sia's `multi_simulator.py` prints after each round (the last dict is the final one).
 PRINTED = """Completed jobs:
@@ -37,7 +37,7 @@ def test_the_reference_runs_on_the_first_jobs_with_sias_flags(tmp_path: Path) ->
 
 
 def test_the_table_counts_what_is_within_five_percent() -> None:
-    rows = [
+    rows: list[Row] = [
         (Workload("saturn", 1, 15), (3600.0, None), 3700.0),
         (Workload("saturn", 1, 25), (3600.0, 3.0e3), 4.0e3),
     ]
@@ -49,7 +49,7 @@ def test_the_table_counts_what_is_within_five_percent() -> None:
 
 
 def test_a_column_not_run_says_so() -> None:
-    rows = [(Workload("saturn", 2, 15), (None, 3600.0), 3600.0)]
+    rows: list[Row] = [(Workload("saturn", 2, 15), (None, 3600.0), 3600.0)]
     assert "against CBC: not run" in table(rows, ("CBC", "HiGHS"))
 
 
