@@ -86,9 +86,9 @@ RECORDED: dict[str, dict[Workload, tuple[float | None, float | None]]] = {
         Workload("saturn", 2, 15): (1280.6, 1254.73),
         Workload("saturn", 2, 20): (1237.85, None),
         Workload("saturn", 3, 20): (None, 1582.05),
-        Workload("saturn", 4, 20): (None, None),
+        Workload("saturn", 4, 20): (961.65, None),
         Workload("saturn", 5, 20): (1591.7, 1596.55),
-        Workload("saturn", 6, 20): (None, None),
+        Workload("saturn", 6, 20): (1740.75, 1787.3),
     },
     "tie": {
         Workload("saturn", 1, 15): (1442.27, 1560.4),
