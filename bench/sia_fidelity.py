@@ -28,13 +28,13 @@ single-GPU throughput on each type; ours does the same with `ApportionElastic(kn
 under that same rule: the YOLOv3 jobs then start on an A100 in all three.
 
 What still differs is a tie of another kind: Sia's policy rounds A to two decimals, so a job's
-move and its stay can read the same. On Saturn 1 (first 15 and 20) the YOLOv3 job takes a
-second A100 node under CBC at a round whose objective reads the same before and after the move
-(0.19; 0.30): at ~5,200 s on the first 15, where HiGHS moves it at ~8,900 s and ours at
-7,500 s; that one job is 1,149 s of the 1,186 s by which ours exceeds CBC's summed JCT there, and
-ours is 2 s from HiGHS's on it. The list of workloads: the six the `tie` figures were measured
-on, then Saturn 4, 5 and 6 (first 20), fixed before they were run; a figure is None where Sia's
-simulator was not run.
+move and its stay can read the same, and Sia's two solver columns still differ by up to 5.5 %.
+On Saturn 1 (first 15 and 20) the YOLOv3 job takes a second A100 node under CBC at a round
+whose objective reads the same before and after the move (0.19; 0.30): at ~5,200 s on the
+first 15, where HiGHS moves it at ~8,900 s and ours at 7,500 s; that one job is 1,149 s of the
+1,186 s by which ours exceeds CBC's summed JCT there, and ours is 2 s from HiGHS's on it. The
+list of workloads: the six the `tie` figures were measured on, then Saturn 4, 5 and 6 (first
+20), fixed before they were run; a figure is None where Sia's simulator was not run.
 """
 
 from __future__ import annotations
