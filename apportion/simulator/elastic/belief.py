@@ -8,7 +8,9 @@ job's own goodput model.
 - Value: the goodput at the best batch size on a type the job has run on; on another type, the
   goodput of the first type it has a model for (same replicas, nodes as that type needs) times
   the ratio of the two types' single-GPU throughputs (Sia's projection); a job without any
-  model gets goodput 1 on every one-GPU shape only.
+  model gets goodput 1 on every one-GPU shape only, or, when its throughputs are known before
+  it first runs (`known_start`, Sia's `sia_read_throughputs_before_first_run`), its
+  application's single-GPU throughput on each type, so the types are no longer tied.
 - Batch sizes valued: up to the trace's batch size of the job (Sia's `get_speedup_fn` bounds
   them by its `target_batch_size`), or exactly b_min·R where that is larger; the job itself then
   trains at the best batch up to its model's largest (`ElasticJob.choose_batch`).
@@ -65,15 +67,14 @@ def replica_limit(job: ElasticJob, cluster: ClusterSpec) -> int:
 
 
 def offer(
-    job: ElasticJob, shapes: list[Shape], cluster: ClusterSpec
+    job: ElasticJob, shapes: list[Shape], cluster: ClusterSpec, known_start: bool = False
 ) -> list[tuple[Shape, dict[str, Any]]]:
     """(shape, configuration) for every shape the job may take, with its goodput."""
     limit = replica_limit(job, cluster)
     allowed = [s for s in shapes if s.gpus <= limit]
     modelled = [g for g in cluster.gpus_per_node if job.model(g) is not None]
     if not modelled:
-        return [(s, {"gpu_type": s.gpu, "gpus": 1, "nodes": 1, "goodput": 1.0})
-                for s in allowed if s.gpus == 1]  # fmt: skip
+        return [(s, first_run(job, s.gpu, known_start)) for s in allowed if s.gpus == 1]
     out: list[tuple[Shape, dict[str, Any]]] = []
     for gpu in cluster.gpus_per_node:
         mine = [s for s in allowed if s.gpu == gpu]
@@ -113,6 +114,13 @@ def offer(
                 )
             )
     return out
+
+
+def first_run(job: ElasticJob, gpu: str, known_start: bool) -> dict[str, Any]:
+    """One GPU of `gpu` for a job that has not run: worth its application's single-GPU
+    throughput on the type when that is known at the start, else 1 on every type (a tie)."""
+    goodput = job.app.profiles[gpu].single_gpu_throughput() if known_start else 1.0
+    return {"gpu_type": gpu, "gpus": 1, "nodes": 1, "goodput": goodput}
 
 
 def valued(model: JobModel, nodes: Any, gpus: Any, target: int | None) -> BatchChoice:

@@ -3,7 +3,8 @@
 Sia's scheduler would offer them (`belief`), solved in process, enacted on nodes by
 `layout` (as Sia's simulator lays them out, afresh each round: the default) or
 `mechanism.elastic` (jobs kept on their nodes: `layout="keep"`). A solve that gives no usable
-answer leaves every job where it is."""
+answer leaves every job where it is. A job that has not run is worth 1 on one GPU of any type
+(Sia's default), or its single-GPU throughput on each type with `known_start`."""
 
 from __future__ import annotations
 
@@ -39,11 +40,14 @@ class ApportionElastic:
         cluster: ClusterSpec,
         options: Mapping[str, Any] | None = None,
         layout: str = "sia",
+        known_start: bool = False,
     ):
         if layout not in LAYOUTS:
             raise ValueError(f"layout {layout!r}: choose one of {', '.join(LAYOUTS)}")
         self.name = policy
         self.layout = layout
+        # a new job's single-GPU throughputs known before it first runs (`belief.first_run`)
+        self.known_start = known_start
         self.chosen: dict[str, Shape] = {}  # the configuration each job was given last
         self.policy = policy
         # Counted work, not the wall clock, bounds each call, on one solver thread: a run is a
@@ -67,7 +71,9 @@ class ApportionElastic:
         it is not usable), those offers, and where the jobs run now."""
         from apportion.solver.pipeline import solve
 
-        offers = {job.name: offer(job, self.shapes, self.cluster) for job in active}
+        offers = {
+            job.name: offer(job, self.shapes, self.cluster, self.known_start) for job in active
+        }
         snapshot = {
             "gpu_types": self.gpu_types,
             "jobs": [
@@ -114,8 +120,9 @@ class SharedElastic(ApportionElastic):
         cluster: ClusterSpec,
         options: Mapping[str, Any] | None = None,
         layout: str = "sia",
+        known_start: bool = False,
     ):
-        super().__init__(policy, cluster, options, layout)
+        super().__init__(policy, cluster, options, layout, known_start)
         self.deficit: dict[str, dict[Shape, float]] = {}
 
     def decide(self, now: float, active: list[ElasticJob]) -> Decision:

@@ -121,3 +121,33 @@ def test_configurations_are_valued_up_to_the_trace_batch_only() -> None:
         assert config["goodput"] <= unbounded["goodput"] * (1 + 1e-9)
     # the batch the job trains at is not bounded by the trace's
     assert capped.gpus * capped.micro * (capped.steps + 1) > app.init_batch
+
+
+@pytest.mark.parametrize("app_name", ["cifar10", "yolov3", "imagenet"])
+def test_a_new_job_is_tied_across_types_unless_its_throughputs_are_known(app_name: str) -> None:
+    from apportion.refdata.sia import SIA_CLUSTER
+    from apportion.simulator.elastic.belief import cluster_shapes, offer
+    from apportion.simulator.elastic.policies import ApportionElastic
+
+    app = application(app_name)
+    job = ElasticJob("new", app, arrival=0.0)
+    shapes = cluster_shapes(SIA_CLUSTER)
+    tied = offer(job, shapes, SIA_CLUSTER)
+    assert [(s.gpu, s.gpus, c["goodput"]) for s, c in tied] == [
+        (gpu, 1, 1.0) for gpu in SIA_CLUSTER.gpus_per_node
+    ]
+    # known: samples/s of the largest one-GPU micro-batch over the slowest one-GPU step
+    # measured on the type (read from the profile's rows, as Sia's simulator reads them)
+    rate = {}
+    for gpu, profile in app.profiles.items():
+        rows = [(b, t) for r, b, t in zip(profile.replicas, profile.local_batch,
+                profile.step_time, strict=True) if r == 1]  # fmt: skip
+        rate[gpu] = max(b for b, _ in rows) / max(t for _, t in rows)
+    known = offer(job, shapes, SIA_CLUSTER, known_start=True)
+    assert [(s.gpu, s.gpus) for s, _ in known] == [(s.gpu, s.gpus) for s, _ in tied]
+    assert [c["goodput"] for _, c in known] == pytest.approx([rate[s.gpu] for s, _ in known])
+    # alone on the cluster, Sia's policy then starts it on its fastest type, on one GPU
+    decider = ApportionElastic("sia", SIA_CLUSTER, known_start=True)
+    placed = decider.decide(0.0, [job])["new"]
+    assert sum(placed.values()) == 1
+    assert {node.rsplit("-", 1)[0] for node in placed} == {max(rate, key=rate.__getitem__)}
