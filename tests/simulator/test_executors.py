@@ -79,8 +79,9 @@ def test_a_sweep_on_ray_gives_the_records_of_a_serial_one(on_ray: RayExecutor) -
     done = run_sweep(SPEC, on_ray)
     assert len(done.results) == 4
     pd.testing.assert_frame_equal(done.records(), serial.records())
-    # Wall-clock measures of the host, the one thing that differs.
-    clock = [f"{k}_seconds" for k in ("policy", "solver", "wall", "simulator", "mechanism")]
+    # Wall-clock and CPU measures of the host, the one thing that differs.
+    kinds = ("policy", "solver", "wall", "simulator", "mechanism", "policy_cpu", "cpu")
+    clock = [f"{k}_seconds" for k in kinds] + ["simulator_cpu_share"]
     pd.testing.assert_frame_equal(
         done.summary().drop(columns=clock), serial.summary().drop(columns=clock)
     )
