@@ -31,7 +31,9 @@ def remaining(args: argparse.Namespace) -> dict[str, Any]:
         if given:
             raise ValueError(f"{given[0]}: needs --remaining-noise SIGMA > 0")
         return {}
-    names = [n.strip() for n in str(args.policy).split(",") if n.strip()]
+    from apportion.simulator.config import SimConfig
+
+    names = [n.strip() for n in str(args.policy).split(",") if n.strip()] or [SimConfig.policy]
     _check_policies(names, args.mode)
     return {
         # The sweep sets each run's policy; the first one makes the shared settings checkable.
