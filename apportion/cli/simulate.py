@@ -28,6 +28,7 @@ from apportion.cli.inputs import (
 from apportion.cli.parser import is_terminal
 from apportion.cli.simulate_lists import listed, parse_cluster
 from apportion.cli.simulate_notes import idle_note
+from apportion.cli.simulate_remaining import remaining
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -209,6 +210,7 @@ def _config(args: argparse.Namespace) -> SimConfig:
         snapshot_fields=_service_distribution(args.service_distribution),
         **_noise(args.throughput_noise),
         estimator=args.estimator,
+        **remaining(args),
     )
 
 
@@ -229,6 +231,8 @@ def _loads(args: argparse.Namespace) -> tuple[float | None, ...]:
 
 
 def _source(args: argparse.Namespace) -> None:
+    if args.known_start:
+        raise ValueError("--known-start: an option of elastic policies only (sia traces)")
     if args.kind != "poisson" and args.source is not None and not Path(args.source).exists():
         raise ValueError(f"{args.source}: no such trace file")
 

@@ -218,6 +218,43 @@ def _belief(command: argparse.ArgumentParser) -> None:
         help="What the policy believes: the truth (oracle, default), the noisy first belief "
         "(none), or that belief learned from observed progress (online).",
     )
+    _remaining(command)
+    command.add_argument(
+        "--known-start",
+        action="store_true",
+        help="Elastic policies: a job that has not run yet is worth its single-GPU throughput "
+        "on each type (Sia's sia_read_throughputs_before_first_run); left out, 1 on every "
+        "type (Sia's default, a tie).",
+    )
+
+
+def _remaining(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--remaining-noise",
+        metavar="SIGMA",
+        help="Leases mode: the policy believes each job's remaining time times a lognormal "
+        "error e^(SIGMA z), z drawn once per (--seed, job); jobs run and deadlines are scored "
+        "at the truth (default: 0, the truth).",
+    )
+    command.add_argument(
+        "--remaining-margin",
+        choices=("derived", "none"),
+        help="With --remaining-noise: the margin sent as each job's remaining_time_uncertainty: "
+        "derived from SIGMA, e^(SIGMA q) - 1 with q the --remaining-level quantile (derived), "
+        "or none (the belief taken as exact) (default: derived).",
+    )
+    command.add_argument(
+        "--remaining-level",
+        metavar="Q",
+        help="With --remaining-noise: the probability the margin holds, in [0.5, 1) "
+        "(default: 0.999).",
+    )
+    command.add_argument(
+        "--remaining-estimator",
+        choices=("none", "online"),
+        help="With --remaining-noise: the first belief kept (none), or tightened by the "
+        "progress seen as the job runs (online) (default: none).",
+    )
 
 
 def _execution(command: argparse.ArgumentParser) -> None:

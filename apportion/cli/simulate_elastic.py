@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 #: Trace kinds whose jobs can run elastic.
 ELASTIC_KINDS = ("sia",)
+#: ONES's evolutionary search (`simulator.elastic.ones`): it offers no configurations.
+ONES_SEARCH_NAME = "ones_search"
 #: Sia's scheduling interval, the elastic simulation's round unless told otherwise.
 ELASTIC_ROUND_SECONDS = 60.0
 #: Options of the round-based simulator (flag, attribute, value when unused).
@@ -44,6 +46,10 @@ RIGID_ONLY: tuple[tuple[str, str, Any], ...] = (
     ("--contention", "contention", "current"),
     ("--service-distribution", "service_distribution", None),
     ("--throughputs", "throughputs", None),
+    ("--remaining-noise", "remaining_noise", None),
+    ("--remaining-margin", "remaining_margin", None),
+    ("--remaining-level", "remaining_level", None),
+    ("--remaining-estimator", "remaining_estimator", None),
 )
 
 Rows = tuple[list[dict[str, Any]], "pd.DataFrame", "pd.DataFrame"]
@@ -82,6 +88,10 @@ def wants_elastic(args: argparse.Namespace) -> bool:
     for flag, attribute, unused in RIGID_ONLY:
         if getattr(args, attribute, unused) != unused:
             problems.append(f"{flag}: not an option of the elastic simulation")
+    if getattr(args, "known_start", False) and ONES_SEARCH_NAME in names:
+        problems.append(
+            f"--known-start: {ONES_SEARCH_NAME} has no belief of a new job's throughput to set"
+        )
     if problems:
         raise UsageError("; ".join(problems))
     return True
@@ -137,7 +147,7 @@ def _runs(args: argparse.Namespace) -> list[Run]:
     assert isinstance(config, ElasticConfig)
     label = _label(args)
     return [
-        (name, _scaled(jobs, load), cluster, options, seed, load, (config, label))
+        (name, _scaled(jobs, load), cluster, options, seed, load, (config, label, args.known_start))
         for name, seed, load in itertools.product(names, seeds, loads)
     ]
 
@@ -154,9 +164,9 @@ def _run(
     from apportion.simulator.elastic.engine import simulate_elastic
     from apportion.simulator.elastic.sweep import make_decider
 
-    config, label = settings
+    config, label, known_start = settings
     requests = {job.name: job.num_replicas for job in jobs}
-    decider = make_decider(name, cluster, options, seed, requests)
+    decider = make_decider(name, cluster, options, seed, requests, known_start)
     result = simulate_elastic(jobs, cluster, decider, config)
     row = {"policy": name, "trace": label, "seed": seed, "load": load}
     row.update(_summary(result.records, result.summary, result.call_seconds, cluster))

@@ -70,9 +70,11 @@ def make_decider(
     options: Mapping[str, Any],
     seed: int = 0,
     requests: Mapping[str, int] | None = None,
+    known_start: bool = False,
 ) -> Decider:
     """The decider for an elastic policy (any of its names) or `ones_search` (which needs the
-    GPUs each job asks for, `requests`: its limits grow from them)."""
+    GPUs each job asks for, `requests`: its limits grow from them); `known_start`: a new job's
+    single-GPU throughputs known before it first runs (`elastic.belief.first_run`)."""
     from apportion.simulator.elastic.ones import OnesSearch
     from apportion.simulator.elastic.policies import ApportionElastic, SharedElastic
     from apportion.solver.registry import resolve
@@ -85,8 +87,8 @@ def make_decider(
         raise ValueError(f"{policy!r} is not an elastic policy")
     name = resolved.policy
     if name == "elastic_max_min":
-        return SharedElastic(name, cluster, options)
-    return ApportionElastic(name, cluster, options)
+        return SharedElastic(name, cluster, options, known_start=known_start)
+    return ApportionElastic(name, cluster, options, known_start=known_start)
 
 
 def _rigid(run: ElasticRun, jobs: list[Any], started: float) -> ElasticOutcome:
