@@ -7,9 +7,12 @@ from typing import Any
 
 def listed(text: str, kind: type[Any], flag: str) -> list[Any]:
     try:
-        return [kind(part.strip()) for part in text.split(",") if part.strip()]
+        values = [kind(part.strip()) for part in text.split(",") if part.strip()]
     except ValueError:
         raise ValueError(f"{flag} {text!r}: expected comma-separated {kind.__name__}s") from None
+    if not values:
+        raise ValueError(f"{flag} {text!r}: give at least one value")
+    return values
 
 
 #: The GPU types of Gavel's `--cluster_spec V:P:K` (its simulator's order).

@@ -25,6 +25,19 @@ def test_a_misspelled_policy_is_answered_with_the_nearest_names() -> None:
     assert len(ran.stderr.strip().splitlines()) == 1
 
 
+def test_an_empty_list_names_the_flag_in_every_world() -> None:
+    for args in (
+        ["gavel", "--policy", ""],
+        ["chronus", "--policy", " , "],
+        ["sia", "--policy", ""],
+        ["gavel", "--seed", ""],
+    ):
+        ran = invoke(["simulate", *args])
+        assert ran.exit_code == 2, args
+        (line,) = ran.stderr.strip().splitlines()
+        assert f"{args[1]} {args[2]!r}: give at least one value" in line
+
+
 def test_the_projects_own_table_given_as_gavels_names_both_formats() -> None:
     ran = invoke(["simulate", "gavel", "--throughputs", str(OWN_TABLE)])
     assert ran.exit_code == 2 and "Traceback" not in ran.stderr
