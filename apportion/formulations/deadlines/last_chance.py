@@ -54,13 +54,30 @@ def deadlines_fit(
     problem: LeaseProblem, plan: LeasePlan, slack: FloatArray, jobs: BoolArray
 ) -> bool:
     """The earliest deadline first test of the module docstring for `jobs`."""
-    restart = np.where(problem.holdings.slots > 0, 0.0, problem.overhead)
-    run = restart + problem.remaining
+    run = restart(problem) + problem.remaining
     due = problem.now + slack + run  # each job's earliest reachable option
     order = np.flatnonzero(jobs)
     order = order[np.argsort(due[order], kind="stable")]
     need = np.cumsum(problem.demand[order] * run[order])
     return bool((need <= free_until(problem, plan, jobs, due[order]) + TOLERANCE).all())
+
+
+def restart(problem: LeaseProblem) -> FloatArray:
+    """o_j, the restart a job pays to run from now on; none for a job that holds GPUs or ran
+    on them up to now (a call at a boundary), if it stays on them."""
+    going = problem.holdings.slots > 0
+    going[list(problem.holdings.current)] = True
+    out: FloatArray = np.where(going, 0.0, problem.overhead)
+    return out
+
+
+def must_run_on(problem: LeaseProblem, last: BoolArray, slack: FloatArray) -> IntArray:
+    """Jobs at their last chance that ran up to now and whose slack is shorter than their
+    restart: a move or a stop costs them every deadline, so they stay where they are."""
+    running = np.zeros(problem.num_jobs, dtype=bool)
+    running[list(problem.holdings.current)] = True
+    out: IntArray = np.flatnonzero(last & running & (slack < problem.overhead))
+    return out
 
 
 def free_until(
