@@ -18,6 +18,10 @@ lent, in this order:
 2. SLO jobs that can meet no deadline any more: they earn nothing whenever they end (Chronus
    runs them last too).
 
+Before all of them (but after the guaranteed jobs due now), a job at its last chance whose
+slack is shorter than its restart stays where it ran up to now (`stay_on`): a stop or a move
+would cost it every deadline (`last_chance`).
+
 A job that does not fit is passed over (smaller ones behind it may fit). Who runs is decided in
 that order; where, afterwards: a job whose previous GPUs are still free stays on them.
 
