@@ -13,7 +13,8 @@ Whether putting it first costs another job its deadline is decided by the earlie
 first test on the GPU-time the plan leaves free (fluid, per slot: the cluster less the holders
 and the reservations, over [max(now, slot start), slot end)): with the SLO jobs without a
 guarantee that can still meet an option sorted by their earliest reachable deadline D_k, and
-work g_k (o_k + E_k) (o_k: the restart a job that holds nothing pays),
+work g_k (o_k + E_k) (o_k: the restart a job pays unless it holds GPUs or ran on them up to
+now, a call at a boundary, and stays there),
 
     Σ_{k ≤ i} g_k (o_k + E_k)  ≤  free GPU-seconds in [now, D_i)        for every i.
 
@@ -24,6 +25,13 @@ shortest remaining time first: like Moore and Hodgson's rule for the most deadli
 gives up the longest jobs rather than let them push the shorter ones late. Either way,
 best-effort jobs keep their places in the order (only the SLO jobs among themselves are
 reordered), so a promotion never takes a best-effort job's turn.
+
+Running on. A job at its last chance that ran up to now with s_j < o_j meets its earliest
+reachable deadline D_j only if it goes on where it is: staying, it ends at now + E_j ≤ D_j;
+stopped or moved, at now + o_j + E_j > D_j or later. So when the test above holds it stays on
+its GPUs, ahead of the whole lending order (a stop would cost it its value for nothing; a
+best-effort job loses only a wait), as long as the guaranteed jobs due now still fit
+consolidated beside it: a guarantee is a promise, the job's deadline is not.
 """
 
 from __future__ import annotations
@@ -54,13 +62,30 @@ def deadlines_fit(
     problem: LeaseProblem, plan: LeasePlan, slack: FloatArray, jobs: BoolArray
 ) -> bool:
     """The earliest deadline first test of the module docstring for `jobs`."""
-    restart = np.where(problem.holdings.slots > 0, 0.0, problem.overhead)
-    run = restart + problem.remaining
+    run = restart(problem) + problem.remaining
     due = problem.now + slack + run  # each job's earliest reachable option
     order = np.flatnonzero(jobs)
     order = order[np.argsort(due[order], kind="stable")]
     need = np.cumsum(problem.demand[order] * run[order])
     return bool((need <= free_until(problem, plan, jobs, due[order]) + TOLERANCE).all())
+
+
+def restart(problem: LeaseProblem) -> FloatArray:
+    """o_j, the restart a job pays to run from now on; none for a job that holds GPUs or ran
+    on them up to now (a call at a boundary), if it stays on them."""
+    going = problem.holdings.slots > 0
+    going[list(problem.holdings.current)] = True
+    out: FloatArray = np.where(going, 0.0, problem.overhead)
+    return out
+
+
+def must_run_on(problem: LeaseProblem, last: BoolArray, slack: FloatArray) -> IntArray:
+    """Jobs at their last chance that ran up to now and whose slack is shorter than their
+    restart: a move or a stop costs them every deadline, so they stay where they are."""
+    running = np.zeros(problem.num_jobs, dtype=bool)
+    running[list(problem.holdings.current)] = True
+    out: IntArray = np.flatnonzero(last & running & (slack < problem.overhead))
+    return out
 
 
 def free_until(

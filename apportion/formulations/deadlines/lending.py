@@ -18,6 +18,10 @@ lent, in this order:
 2. SLO jobs that can meet no deadline any more: they earn nothing whenever they end (Chronus
    runs them last too).
 
+Before all of them (but after the guaranteed jobs due now), a job at its last chance whose
+slack is shorter than its restart stays where it ran up to now (`stay_on`): a stop or a move
+would cost it every deadline (`last_chance`).
+
 A job that does not fit is passed over (smaller ones behind it may fit). Who runs is decided in
 that order; where, afterwards: a job whose previous GPUs are still free stays on them.
 
@@ -36,7 +40,12 @@ import numpy as np
 
 from apportion.formulations.deadlines.decision import LeaseRun
 from apportion.formulations.deadlines.grid import level_capacity
-from apportion.formulations.deadlines.last_chance import at_last_chance, slo_first_at_last_chance
+from apportion.formulations.deadlines.last_chance import (
+    at_last_chance,
+    must_run_on,
+    restart,
+    slo_first_at_last_chance,
+)
 from apportion.formulations.deadlines.lease_plan import LeasePlan
 from apportion.formulations.deadlines.packing import Placement, fill, place_consolidated, shrink
 from apportion.formulations.deadlines.problem import LeaseProblem
@@ -65,8 +74,12 @@ def run_now(
     mode = dict.fromkeys(placements, "held")
     due = np.flatnonzero(plan.slots[:, 0])
     order = lending_order(problem, plan, fill_guaranteed)
+    # A baseline's order comes with its own rules: only the policy's jobs stay on to the end.
+    staying = stay_on(problem, plan, due, free) if reorder is None else {}
     order = order if reorder is None else reorder(problem, plan, order)
-    reserved, lent = place(problem, due, order, free, allow_split)
+    rest = order[~np.isin(order, list(staying))]
+    reserved, lent = place(problem, due, rest, free, allow_split)
+    lent.update(staying)
     placements.update(reserved)
     mode.update(dict.fromkeys(reserved, "reserved"))
     placements.update(lent)
@@ -79,10 +92,9 @@ def run_now(
 
 def slack(problem: LeaseProblem) -> FloatArray:
     """Seconds each job could still wait and meet its earliest reachable deadline option,
-    running from then on without a break (a holder has its restart behind it); negative: it
-    can meet none; inf: best-effort."""
-    restart = np.where(problem.holdings.slots > 0, 0.0, problem.overhead)
-    finish = problem.now + restart + problem.remaining
+    running from then on without a break (one that holds GPUs or ran on them up to now has its
+    restart behind it, if it stays); negative: it can meet none; inf: best-effort."""
+    finish = problem.now + restart(problem) + problem.remaining
     spare = problem.row_time - finish[problem.row_job]
     best = np.full(problem.num_jobs, -np.inf)
     reachable = spare >= -TOLERANCE
@@ -91,6 +103,25 @@ def slack(problem: LeaseProblem) -> FloatArray:
     out: FloatArray = np.where(np.isfinite(best), -best, -np.inf)
     out[~problem.is_slo] = np.inf
     return out
+
+
+def stay_on(
+    problem: LeaseProblem, plan: LeasePlan, due: IntArray, free: IntArray
+) -> dict[int, Placement]:
+    """Jobs that must run on to meet a deadline (`last_chance.must_run_on`) on the GPUs they
+    ran on, shortest first, when those are free and the guaranteed jobs due now still fit
+    consolidated beside them (`free` updated)."""
+    left = slack(problem)
+    jobs = must_run_on(problem, at_last_chance(problem, plan, left), left)
+    kept: dict[int, Placement] = {}
+    for j in jobs[np.argsort(problem.remaining[jobs], kind="stable")].tolist():
+        spot = problem.holdings.current[j]
+        trial = free.copy()
+        for n, g in spot.items():
+            trial[n] -= g
+        if (trial >= 0).all() and fits_levels(problem.reserve[due], trial, problem.ladder):
+            kept[j], free[:] = dict(spot), trial
+    return kept
 
 
 def lending_order(problem: LeaseProblem, plan: LeasePlan, fill_guaranteed: bool) -> IntArray:

@@ -64,3 +64,46 @@ def test_best_effort_jobs_keep_their_places_before_a_job_at_its_last_chance() ->
     crowd = [{"id": f"be{i}", "scale_factor": 1, "remaining_time": 1200} for i in range(8)]
     result = solve(cluster(1, long, *crowd), policy=POLICY)
     assert lent_now(result) == {f"be{i}" for i in range(8)}
+
+
+def ran_up_to_now(job_id: str, remaining: float, due: float) -> dict[str, Any]:
+    # 8 GPUs, a 120-s restart, on n0 up to this call at a boundary (its hold ends now).
+    return {
+        "id": job_id,
+        "scale_factor": 8,
+        "remaining_time": remaining,
+        "overhead_seconds": 120.0,
+        "placement": {"n0": 8},
+        "deadlines": [{"time": due, "value": 10}],
+    }
+
+
+def test_a_job_whose_slack_is_under_its_restart_runs_on_where_it_ran() -> None:
+    # One node, a call at a boundary. late: 3,600 s left, due at 3,660 s. Running on without a
+    # break it ends at 3,600 s and meets it (slack 60 s); stopped or moved, it pays the 120-s
+    # restart and ends at 3,720 s or later, a miss. The price declines it (16 GPUs asked of 8,
+    # ρ = 1: ⌈3,960 / 1,080⌉ = 4 leases × 8 GPUs × 0.05 = 1.6 of its value). Alone among the
+    # SLO jobs without a guarantee, its 28,800 GPU-seconds fit the 29,280 free by 3,660 s. The
+    # best-effort job (1,200 s) is shorter, so shortest remaining time first would lend it n0,
+    # and counting late's restart as if it held nothing (slack −60 s) calls late hopeless.
+    late = ran_up_to_now("late", 3600.0, 3660.0)
+    short = {"id": "be", "scale_factor": 8, "remaining_time": 1200.0}
+    data = cluster(1, late, short)
+    result = solve(data, policy=POLICY)
+    assert not result.job("late").metrics["guaranteed"]
+    assert lent_now(result) == {"late"}
+    assert result.job("late").placement == {"n0": 8}
+    assert_valid_answer(result, data)
+
+
+def test_a_job_running_on_gives_way_to_a_guarantee_due_now() -> None:
+    # The same late job beside a guaranteed job due in this lease (8 GPUs, 1,000 s, due at
+    # 1,200 s): the node is the guarantee's; late can meet nothing after a stop, but a
+    # guarantee is a promise.
+    late = ran_up_to_now("late", 3600.0, 3660.0)
+    due = {**job("g", 8, 1, (1, 10), guaranteed=True), "remaining_time": 1000.0}
+    data = cluster(1, late, due)
+    result = solve(data, policy=POLICY)
+    assert result.job("g").metrics["guaranteed"] and result.job("g").placement == {"n0": 8}
+    assert not result.job("late").placement
+    assert_valid_answer(result, data)
