@@ -37,7 +37,7 @@ TYPES = ("v100", "p100", "k80")
 #: Total GPUs, split equally over `TYPES`: Gavel's 36:36:36 and a contended 12:12:12.
 SIZES = (36, 108)
 TRACES = {
-    "gavel_max_min": MAX_MIN_FAIRNESS_TRACE,  # 96 jobs, 36 at t = 0, the rest over 2.8 h
+    "gavel_max_min": MAX_MIN_FAIRNESS_TRACE,  # 96 jobs, 36 at t = 0, the rest over 12.9 h
     "gavel_makespan": MINIMIZE_MAKESPAN_TRACE,  # 100 jobs, all at t = 0
 }
 #: Jobs per window, small and full: fixed from one probe window's CPU cost before the
