@@ -202,11 +202,18 @@ def _elastic() -> World:
     return elastic_world()
 
 
+def _gavel() -> World:
+    from bench.windows_gavel import gavel_world
+
+    return gavel_world()
+
+
 WORLDS: dict[str, Callable[[], World]] = {
     "rigid": _rigid,
     "deadline": _deadlines,
     "contention": _contention,
     "elastic": _elastic,
+    "gavel": _gavel,
 }
 
 
