@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from apportion.mechanism.arrays import Combos
-from apportion.mechanism.priority import Chosen, Selection
+from apportion.mechanism.priority import Selection
 from apportion.solver.arraytypes import FloatArray
 
 
@@ -25,7 +25,7 @@ def backfill(
 ) -> Selection:
     """`selection` with the `jobs` (rows without time) that fit in what it left free."""
     free = selection.free.copy()
-    chosen = list(selection.chosen)
+    rows, types, served = list(selection.rows), list(selection.types), list(selection.served)
     for j in jobs:
         if not free.any():
             break
@@ -35,6 +35,8 @@ def backfill(
                 break
             if gang <= free[k]:
                 free[k] -= gang
-                chosen.append(Chosen(j, k, 0.0))
+                rows.append(j)
+                types.append(k)
+                served.append(0.0)
                 break
-    return Selection(tuple(chosen), free, selection.reasons)
+    return Selection(rows, types, served, free, selection.reasons)

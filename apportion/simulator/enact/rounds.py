@@ -109,7 +109,7 @@ class RoundsEnactor:
         order = None
         if self._shuffle is not None:
             order = self._shuffle.permutation(len(self._to_table))
-        plan = self._planner.plan(received, self.holdings.by_id, type_rank=order)
+        plan = self._planner.plan(received, self.holdings.by_id, type_rank=order, why=False)
         self.calls.mechanism_seconds += time.perf_counter() - started
         return self._enact(now, plan, request.jobs)
 
@@ -181,7 +181,9 @@ class RoundsEnactor:
         types: dict[int, int] = {}
         kept: dict[int, bool] = {}
         partner: dict[int, str] = {}
-        for (c, k, _), placement in zip(plan.selection.chosen, plan.placements, strict=True):
+        for c, k, placement in zip(
+            plan.selection.rows, plan.selection.types, plan.placements, strict=True
+        ):
             if len(members[c]) == 1:  # a job alone; `Holdings.enact` keeps its own copy
                 j = job[c]
                 placements[j], types[j], kept[j] = placement, to_table[k], held.get(j) == placement
