@@ -310,11 +310,13 @@ def _stalled(
     given: FloatArray, x: FloatArray, y: FloatArray, members: tuple[tuple[int, int], ...]
 ) -> dict[int, tuple[int, ...]]:
     """Jobs whose only time was on types where they make no progress, with those types."""
+    lost = (given > 0) & (x <= 0)
+    if not lost.any():  # the usual allocation: all of it where the jobs progress
+        return {}
     keeps = x.sum(axis=1) > 0
     for i, (a, b) in enumerate(members):
         if y[i].sum() > 0:
             keeps[a] = keeps[b] = True
-    lost = (given > 0) & (x <= 0)
     return {
         int(j): tuple(np.flatnonzero(lost[j]).tolist())
         for j in np.flatnonzero(~keeps & lost.any(axis=1))

@@ -177,27 +177,31 @@ class RoundsEnactor:
         table = self.table
         to_table = self._to_table
         held, ids, members, job = self.holdings.previous, table.ids, plan.rows.rows, jobs.tolist()
+        m, scale = plan.rows.num_jobs, plan.rows.scale_list
         placements: dict[int, Placement] = {}
         types: dict[int, int] = {}
         kept: dict[int, bool] = {}
         partner: dict[int, str] = {}
+        gpus: list[int] = []  # per job placed: the GPUs its row's placement holds
         for c, k, placement in zip(
             plan.selection.rows, plan.selection.types, plan.placements, strict=True
         ):
-            if len(members[c]) == 1:  # a job alone; `Holdings.enact` keeps its own copy
+            if c < m:  # a job alone; `Holdings.enact` keeps its own copy
                 j = job[c]
                 placements[j], types[j], kept[j] = placement, to_table[k], held.get(j) == placement
+                gpus.append(scale[c])
                 continue
-            a, b = (job[m] for m in members[c])
+            a, b = (job[i] for i in members[c])
             for j, other in ((a, b), (b, a)):
                 placements[j] = dict(placement)
                 types[j], kept[j] = to_table[k], held.get(j) == placement
                 partner[j] = ids[other]
+                gpus.append(scale[c])
         enacted = self.holdings.enact(now, placements, types, kept)
         slowdown = None
         if self._slowdown is not None:
             slowdown = self._slowdown(placements, [j for j in placements if not kept[j]])
-        running = running_from(table, placements, enacted, slowdown)
+        running = running_from(table, placements, enacted, slowdown, gpus)
         self._partner = partner
         if partner:
             self._share(running, partner)
