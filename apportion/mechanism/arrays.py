@@ -84,6 +84,12 @@ class Cluster:
         }
 
     @cached_property
+    def served(self) -> tuple[BoolArray, IntArray]:
+        """The types with GPUs, and their GPUs."""
+        has = self.capacity > 0
+        return has, self.capacity[has]
+
+    @cached_property
     def node_ids_by_type(self) -> tuple[tuple[str, ...], ...]:
         """Per type: its nodes' ids, in snapshot order."""
         return tuple(tuple(self.node_ids[n] for n in nodes) for nodes in self.members)
@@ -94,7 +100,7 @@ class Cluster:
         return tuple(tuple(gpus[n] for n in nodes) for nodes in self.members)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made every round: not frozen, whose guard costs per field
 class Combos:
     """Jobs and pairs as rows; see the module docstring."""
 

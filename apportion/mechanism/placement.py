@@ -42,7 +42,8 @@ def place(
     gangs = [scale[row] for row in rows]
     placed: list[Placement | None] = [None] * len(rows)
     fresh = _extensions(rows, types, gangs, combos, cluster, previous, free, placed)
-    fresh.sort(key=lambda i: (-gangs[i], i))
+    larger = [-gang for gang in gangs]
+    fresh.sort(key=larger.__getitem__)  # stable: ties stay in serving order
     buckets: dict[int, FreeGpus] = {}
     names = cluster.node_ids_by_type
     for i in fresh:
@@ -50,10 +51,7 @@ def place(
         bucket = buckets.get(k)
         if bucket is None:
             bucket = buckets[k] = FreeGpus(free[k])
-        pieces = bucket.fewest(gangs[i])
-        for local, gpus in pieces:
-            bucket.take(local, gpus)
-        placed[i] = {names[k][local]: gpus for local, gpus in pieces}
+        placed[i] = {names[k][local]: gpus for local, gpus in bucket.take_fewest(gangs[i])}
     return placed  # type: ignore[return-value]  # every row is placed by now
 
 
@@ -123,6 +121,30 @@ class FreeGpus:
             else:
                 self.at[left] = [node]
                 insort(self.counts, left)
+
+    def take_fewest(self, gang: int) -> list[tuple[int, int]]:
+        """`fewest`, taken; on one node (the usual gang) in one step."""
+        counts = self.counts
+        fits = bisect_left(counts, gang)
+        if fits == len(counts):
+            pieces = self.fewest(gang)
+            for node, gpus in pieces:
+                self.take(node, gpus)
+            return pieces
+        count = counts[fits]
+        nodes = self.at[count]
+        node = nodes.pop(0)  # the earliest node of the best fit
+        if not nodes:
+            del self.at[count]
+            del counts[fits]
+        self.free[node] = left = count - gang
+        if left > 0:
+            if left in self.at:
+                insort(self.at[left], node)
+            else:
+                self.at[left] = [node]
+                insort(counts, left)
+        return [(node, gang)]
 
     def fewest(self, gang: int) -> list[tuple[int, int]]:
         """(node, GPUs) pieces holding `gang` GPUs on as few nodes as possible: best fit on

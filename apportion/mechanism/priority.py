@@ -62,10 +62,10 @@ def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> flo
     since `received` started counting."""
     if elapsed is not None:
         return float(elapsed)
-    used = (combos.got * combos.scale[:, None]).sum(axis=0)
-    has = cluster.capacity > 0
-    busiest = float((used[has] / cluster.capacity[has]).max(initial=0.0))
-    return max(float(combos.received_total.max(initial=0.0)), busiest)
+    used = np.add.reduce(combos.got * combos.scale[:, None], axis=0)
+    has, capacity = cluster.served
+    busiest = float(np.maximum.reduce(used[has] / capacity, initial=0.0))
+    return max(float(np.maximum.reduce(combos.received_total, initial=0.0)), busiest)
 
 
 class Order(StrEnum):
@@ -136,7 +136,7 @@ class Chosen(NamedTuple):
     priority: float
 
 
-@dataclass(frozen=True)
+@dataclass  # made every round: not frozen, whose guard costs per field
 class Selection:
     """The rows that run and their types (`rows[i]` on `types[i]`, in serving order), the
     priorities they were served at, the GPUs left per type, and why jobs were refused."""

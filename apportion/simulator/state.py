@@ -202,7 +202,7 @@ def advance(table: JobStates, running: Running, start: float, end: float) -> Ste
     length = end - start
     delay = table.delay_left[j]
     # Without a preemption cost (the default) no job has one to pay: the interval is all work.
-    delayed = bool(delay.any())
+    delayed = bool(np.count_nonzero(delay))
     work = np.maximum(length - delay, 0.0) if delayed else max(length, 0.0)
     remaining = table.remaining[j]
     # A job at rate 0 (no throughput where it was put) never completes.
@@ -215,8 +215,10 @@ def advance(table: JobStates, running: Running, start: float, end: float) -> Ste
         held = np.minimum(need, work)
         progress = held * rate
     table.remaining[j] = np.where(done, 0.0, remaining - progress)
-    table.received[j, kind] += held
-    table.since[j, kind] += held
+    # (job, type) entries as flat positions in the (C-ordered) jobs × types tables.
+    flat = j * len(table.types) + kind
+    table.received.reshape(-1)[flat] += held
+    table.since.reshape(-1)[flat] += held
     table.run_seconds[j] += held
     table.gpu_seconds[j] += table.scale[j] * held
     if delayed:
