@@ -84,10 +84,10 @@ class Cluster:
         }
 
     @cached_property
-    def served(self) -> tuple[BoolArray, IntArray]:
-        """The types with GPUs, and their GPUs."""
+    def served(self) -> tuple[BoolArray | None, IntArray]:
+        """The types with GPUs (None: all of them), and their GPUs."""
         has = self.capacity > 0
-        return has, self.capacity[has]
+        return (None, self.capacity) if has.all() else (has, self.capacity[has])
 
     @cached_property
     def node_ids_by_type(self) -> tuple[tuple[str, ...], ...]:
@@ -118,7 +118,7 @@ class Combos:
     stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
     speed: FloatArray  # see `Targets.speed`
     type_rank: IntArray  # see `Targets.type_rank`
-    queues: tuple[IntArray, IntArray, tuple[BoolArray, IntArray]]  # `Targets.queues`
+    queues: tuple[IntArray, IntArray, tuple[BoolArray, IntArray, IntArray]]  # `Targets.queues`
     scale_list: list[int]  # `scale` as Python ints, for the loops over a round's rows
 
     @property
@@ -150,7 +150,7 @@ class Targets:
     @cached_property
     def entries(self) -> tuple[IntArray, IntArray]:
         rows, types = np.nonzero(self.target > 0)
-        return rows.astype(np.int64), types.astype(np.int64)
+        return rows.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
 
     @cached_property
     def type_rank(self) -> IntArray:
@@ -184,7 +184,7 @@ class Targets:
             wanted = (speed > 0) & (target <= 0) & (self.spare_rule is Spare.ANY)
             wanted[list(self.uncovered)] = False
             rows, types = np.nonzero(wanted)
-            return rows.astype(np.int64), types.astype(np.int64)
+            return rows.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
         given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
         has = target.sum(axis=1) > 0
         wanted = (speed > 0) & (target <= 0)
@@ -195,20 +195,23 @@ class Targets:
             up |= stalled[:, None]
         wanted &= up
         rows, types = np.nonzero(wanted)
-        return rows.astype(np.int64), types.astype(np.int64)
+        return rows.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
 
     @cached_property
-    def queues(self) -> tuple[IntArray, IntArray, tuple[BoolArray, IntArray]]:
+    def queues(self) -> tuple[IntArray, IntArray, tuple[BoolArray, IntArray, IntArray]]:
         """A `types` round's entries (those with time, then `spare`) as (rows, types), already
         in the order of the sort keys that do not change between rounds, A_ck descending then
         row (a round's stable sort by type and priority keeps it among equals), with whether
-        each is a priority-0 entry (A_ck = 0) and its type's rank."""
-        rows = np.concatenate([self.entries[0], self.spare[0]]).astype(np.int64)
-        types = np.concatenate([self.entries[1], self.spare[1]]).astype(np.int64)
+        each is a priority-0 entry (A_ck = 0), its group (type's rank, then priority-0 last)
+        and its flat position in a rows × types array."""
+        rows = np.concatenate([self.entries[0], self.spare[0]])
+        types = np.concatenate([self.entries[1], self.spare[1]])
         target = self.target[rows, types]
         first = np.lexsort((rows, -target))
         rows, types, target = rows[first], types[first], target[first]
-        return rows, types, (target <= 0, self.type_rank[types])
+        spare = target <= 0
+        flat = rows * self.target.shape[1] + types  # positions in a C-ordered rows × types array
+        return rows, types, (spare, self.type_rank[types] * 2 + spare, flat)
 
     @cached_property
     def scale_list(self) -> list[int]:

@@ -64,7 +64,7 @@ def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> flo
         return float(elapsed)
     used = np.add.reduce(combos.got * combos.scale[:, None], axis=0)
     has, capacity = cluster.served
-    busiest = float(np.maximum.reduce(used[has] / capacity, initial=0.0))
+    busiest = float(np.maximum.reduce((used if has is None else used[has]) / capacity, initial=0.0))
     return max(float(np.maximum.reduce(combos.received_total, initial=0.0)), busiest)
 
 
@@ -118,12 +118,12 @@ def _by_type(
     """Gavel's per-type queues, fastest type first (or in `type_rank`'s order): each type's
     entries with time by priority, then its priority-0 entries (`Targets.spare`) in job
     order."""
-    rows, types, (spare, rank) = combos.queues
+    rows, types, (spare, group, flat) = combos.queues
     if type_rank is not None:
-        rank = type_rank[types]
+        group = type_rank[types] * 2 + spare
     # The queues come sorted by A_ck (descending), then row: a stable sort by type, then
-    # priority-0 last, then priority keeps that order among equals.
-    keys = np.lexsort((-priority[rows, types], rank * 2 + spare))
+    # priority-0 last (`group`), then priority keeps that order among equals.
+    keys = np.lexsort((-priority.take(flat), group))
     return rows[keys], types[keys]
 
 

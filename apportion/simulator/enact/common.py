@@ -78,15 +78,23 @@ class Holdings:
     ) -> Enacted:
         """Record the new holdings: moves, first starts, delays, the type each job runs on.
         Returns the jobs (in `placements`' order) and their types, as arrays."""
+        jobs = list(placements)
+        # Most rounds extend most leases: only the jobs that start or move pay anything.
+        if kept is None:
+            changed = [j for j in jobs if self.previous.get(j) != placements[j]]
+        else:
+            changed = [j for j in jobs if not kept[j]]
+        return self.record(now, placements, list(map(types.__getitem__, jobs)), changed)
+
+    def record(
+        self, now: float, placements: Mapping[int, Placement], kinds: list[int], changed: list[int]
+    ) -> Enacted:
+        """`enact` with the types as a list in `placements`' order and the jobs that start or
+        move (`changed`) already known (a caller that built them as it went)."""
         table, previous = self.table, self.previous
         jobs = list(placements)
         index = np.array(jobs, dtype=np.int64)
-        kind = np.array(list(map(types.__getitem__, jobs)), dtype=np.int64)
-        # Most rounds extend most leases: only the jobs that start or move pay anything.
-        if kept is None:
-            changed = [j for j in jobs if previous.get(j) != placements[j]]
-        else:
-            changed = [j for j in jobs if not kept[j]]
+        kind = np.array(kinds, dtype=np.int64)
         if changed:
             fresh = np.array(changed, dtype=np.int64)
             started = ~np.isnan(table.first_start[fresh])
@@ -95,7 +103,7 @@ class Holdings:
             table.first_start[fresh[~started]] = now
             paying = fresh if self.overhead.first_start else moved
             table.delay_left[paying] = self.cost[paying]
-        stopped = [j for j in previous if j not in placements]
+        stopped = list(previous.keys() - placements.keys())
         if stopped:
             table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
             table.cur_type[stopped] = -1

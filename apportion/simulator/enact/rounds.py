@@ -179,8 +179,8 @@ class RoundsEnactor:
         held, ids, members, job = self.holdings.previous, table.ids, plan.rows.rows, jobs.tolist()
         m, scale = plan.rows.num_jobs, plan.rows.scale_list
         placements: dict[int, Placement] = {}
-        types: dict[int, int] = {}
-        kept: dict[int, bool] = {}
+        kinds: list[int] = []  # per job placed, in order: its type (the table's column)
+        changed: list[int] = []  # the jobs placed that start or move
         partner: dict[int, str] = {}
         gpus: list[int] = []  # per job placed: the GPUs its row's placement holds
         for c, k, placement in zip(
@@ -188,19 +188,24 @@ class RoundsEnactor:
         ):
             if c < m:  # a job alone; `Holdings.enact` keeps its own copy
                 j = job[c]
-                placements[j], types[j], kept[j] = placement, to_table[k], held.get(j) == placement
+                placements[j] = placement
+                kinds.append(to_table[k])
                 gpus.append(scale[c])
+                if held.get(j) != placement:
+                    changed.append(j)
                 continue
             a, b = (job[i] for i in members[c])
             for j, other in ((a, b), (b, a)):
                 placements[j] = dict(placement)
-                types[j], kept[j] = to_table[k], held.get(j) == placement
-                partner[j] = ids[other]
+                kinds.append(to_table[k])
                 gpus.append(scale[c])
-        enacted = self.holdings.enact(now, placements, types, kept)
+                if held.get(j) != placement:
+                    changed.append(j)
+                partner[j] = ids[other]
+        enacted = self.holdings.record(now, placements, kinds, changed)
         slowdown = None
         if self._slowdown is not None:
-            slowdown = self._slowdown(placements, [j for j in placements if not kept[j]])
+            slowdown = self._slowdown(placements, changed)
         running = running_from(table, placements, enacted, slowdown, gpus)
         self._partner = partner
         if partner:
