@@ -25,7 +25,7 @@ def backfill(
 ) -> Selection:
     """`selection` with the `jobs` (rows without time) that fit in what it left free."""
     free = selection.free.copy()
-    rows, types, served = list(selection.rows), list(selection.types), list(selection.served)
+    rows, types = list(selection.rows), list(selection.types)
     for j in jobs:
         if not free.any():
             break
@@ -35,8 +35,7 @@ def backfill(
                 break
             if gang <= free[k]:
                 free[k] -= gang
-                rows.append(j)
+                rows.append(j)  # served at priority 0: it has no time in the allocation
                 types.append(k)
-                served.append(0.0)
                 break
-    return Selection(rows, types, served, free, selection.reasons)
+    return Selection(rows, types, selection.priority, free, selection.reasons)

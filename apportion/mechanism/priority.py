@@ -139,18 +139,20 @@ class Chosen(NamedTuple):
 @dataclass  # made every round: not frozen, whose guard costs per field
 class Selection:
     """The rows that run and their types (`rows[i]` on `types[i]`, in serving order), the
-    priorities they were served at, the GPUs left per type, and why jobs were refused."""
+    round's priorities (rows × types: an entry without time has 0), the GPUs left per type,
+    and why jobs were refused."""
 
     rows: list[int]
     types: list[int]
-    served: list[float]  # the priority of each chosen entry
+    priority: FloatArray
     free: IntArray  # GPUs left per type
     reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
 
     @cached_property
     def chosen(self) -> tuple[Chosen, ...]:
-        """The same as (row, type, priority) tuples, in serving order."""
-        return tuple(map(Chosen._make, zip(self.rows, self.types, self.served, strict=True)))
+        """The same as (row, type, priority served at) tuples, in serving order."""
+        served = self.priority[self.rows, self.types].tolist()
+        return tuple(map(Chosen._make, zip(self.rows, self.types, served, strict=True)))
 
 
 def select(
@@ -196,8 +198,7 @@ def select(
         left -= s
         if not left:
             break  # a full cluster: the remaining entries can only wait
-    served = priority[picked_rows, picked_types].tolist()
-    return Selection(picked_rows, picked_types, served, np.array(free, dtype=np.int64), reasons)
+    return Selection(picked_rows, picked_types, priority, np.array(free, dtype=np.int64), reasons)
 
 
 def _serve_why(
