@@ -84,14 +84,12 @@ class Cluster:
         }
 
     @cached_property
-    def served(self) -> tuple[BoolArray | None, IntArray]:
-        """The types with GPUs (None: all of them), and their GPUs."""
+    def served(self) -> tuple[BoolArray | None, IntArray]:  # types with GPUs (None: all)
         has = self.capacity > 0
         return (None, self.capacity) if has.all() else (has, self.capacity[has])
 
     @cached_property
     def node_ids_by_type(self) -> tuple[tuple[str, ...], ...]:
-        """Per type: its nodes' ids, in snapshot order."""
         return tuple(tuple(self.node_ids[n] for n in nodes) for nodes in self.members)
 
     @cached_property
@@ -199,11 +197,10 @@ class Targets:
 
     @cached_property
     def queues(self) -> tuple[IntArray, IntArray, tuple[BoolArray, IntArray, IntArray]]:
-        """A `types` round's entries (those with time, then `spare`) as (rows, types), already
-        in the order of the sort keys that do not change between rounds, A_ck descending then
-        row (a round's stable sort by type and priority keeps it among equals), with whether
-        each is a priority-0 entry (A_ck = 0), its group (type's rank, then priority-0 last)
-        and its flat position in a rows × types array."""
+        """A `types` round's entries (those with time, then `spare`) as (rows, types), sorted
+        by the keys that do not change between rounds, A_ck descending then row (a round's
+        stable sort keeps that among equals); whether each is a priority-0 entry (A_ck = 0),
+        its group (type's rank, then priority-0 last), its flat place in rows × types."""
         rows = np.concatenate([self.entries[0], self.spare[0]])
         types = np.concatenate([self.entries[1], self.spare[1]])
         target = self.target[rows, types]
@@ -241,8 +238,8 @@ def targets(
     below `NEGLIGIBLE` count as 0. `spare` and `uncovered` (job ids): see `Targets.spare`."""
     job_ids, gpu_names, throughput, scale_factor = _job_arrays(snapshot)
     m, n = len(job_ids), len(types)
-    index = dict(zip(job_ids, range(m)))
-    col = dict(zip(types, range(n)))
+    index = dict(zip(job_ids, range(m), strict=True))
+    col = dict(zip(types, range(n), strict=True))
     if isinstance(allocation, JobTable):
         given = _columns(allocation, index, col, m, n)
     else:
@@ -278,9 +275,8 @@ def targets(
 
 
 def _job_arrays(snapshot: Snapshot) -> tuple[tuple[str, ...], list[str], FloatArray, FloatArray]:
-    """Job ids, GPU type names, throughputs (jobs × those types) and gang sizes, as the
-    policies read them: a snapshot validated as columns gives them without building a `Job`
-    per job (read only here: `targets` copies what it keeps)."""
+    """Job ids, GPU type names, throughputs (jobs × types) and gang sizes: of a snapshot
+    validated as columns without building a `Job` per job (read only: `targets` copies)."""
     jobs = snapshot.jobs
     names = [g.name for g in snapshot.gpu_types]
     if isinstance(jobs, JobColumns) and jobs.gpu_names == names:
