@@ -109,8 +109,7 @@ class Holdings:
             table.cur_type[stopped] = -1
         table.cur_type[index] = kind
         self.previous = dict(placements)  # the placements are the caller's to give away
-        ids = table.ids
-        self.by_id = dict(zip([ids[j] for j in jobs], placements.values(), strict=True))
+        self.by_id = dict(zip(map(table.ids.__getitem__, jobs), placements.values(), strict=True))
         return Enacted(index, kind)
 
     def forget(self, finished: IntArray) -> None:
