@@ -27,6 +27,7 @@ from apportion.solver.arrays import ClusterArrays
 from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 from apportion.solver.result.table import JobTable
 from apportion.solver.snapshot import Snapshot, node_type
+from apportion.solver.snapshot.columns import JobColumns
 
 #: Time fractions below this are a solver's round-off, not time to serve (a 1e-9 share of a
 #: day is 86 µs; served at +∞ priority it would cost a whole round).
@@ -83,12 +84,21 @@ class Cluster:
         }
 
     @cached_property
+    def served(self) -> tuple[BoolArray | None, IntArray]:  # types with GPUs (None: all)
+        has = self.capacity > 0
+        return (None, self.capacity) if has.all() else (has, self.capacity[has])
+
+    @cached_property
+    def node_ids_by_type(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(self.node_ids[n] for n in nodes) for nodes in self.members)
+
+    @cached_property
     def node_gpus_by_type(self) -> tuple[tuple[int, ...], ...]:
         gpus = self.node_gpus.tolist()
         return tuple(tuple(gpus[n] for n in nodes) for nodes in self.members)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # made every round: not frozen, whose guard costs per field
 class Combos:
     """Jobs and pairs as rows; see the module docstring."""
 
@@ -106,7 +116,8 @@ class Combos:
     stalled: Mapping[int, tuple[int, ...]]  # see `Targets.stalled`
     speed: FloatArray  # see `Targets.speed`
     type_rank: IntArray  # see `Targets.type_rank`
-    queues: tuple[IntArray, IntArray, tuple[FloatArray, BoolArray, IntArray]]  # `Targets.queues`
+    queues: tuple[IntArray, IntArray, tuple[BoolArray, IntArray, IntArray]]  # `Targets.queues`
+    scale_list: list[int]  # `scale` as Python ints, for the loops over a round's rows
 
     @property
     def num_jobs(self) -> int:
@@ -137,7 +148,7 @@ class Targets:
     @cached_property
     def entries(self) -> tuple[IntArray, IntArray]:
         rows, types = np.nonzero(self.target > 0)
-        return rows.astype(np.int64), types.astype(np.int64)
+        return rows.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
 
     @cached_property
     def type_rank(self) -> IntArray:
@@ -171,25 +182,37 @@ class Targets:
             wanted = (speed > 0) & (target <= 0) & (self.spare_rule is Spare.ANY)
             wanted[list(self.uncovered)] = False
             rows, types = np.nonzero(wanted)
-            return rows.astype(np.int64), types.astype(np.int64)
+            return rows.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
         given = np.where(target > 0, speed, np.inf).min(axis=1)  # its slowest type with time
-        stalled = np.zeros(m, dtype=bool)
-        stalled[list(self.stalled)] = True
         has = target.sum(axis=1) > 0
         wanted = (speed > 0) & (target <= 0)
-        wanted &= (has[:, None] & (speed >= given[:, None])) | stalled[:, None]
+        up = has[:, None] & (speed >= given[:, None])
+        if self.stalled:
+            stalled = np.zeros(m, dtype=bool)
+            stalled[list(self.stalled)] = True
+            up |= stalled[:, None]
+        wanted &= up
         rows, types = np.nonzero(wanted)
-        return rows.astype(np.int64), types.astype(np.int64)
+        return rows.astype(np.int64, copy=False), types.astype(np.int64, copy=False)
 
     @cached_property
-    def queues(self) -> tuple[IntArray, IntArray, tuple[FloatArray, BoolArray, IntArray]]:
-        """A `types` round's entries (those with time, then `spare`) as (rows, types) and the
-        sort keys that do not change between rounds: −A_ck, whether it is a priority-0 entry
-        (A_ck = 0), its type's rank."""
-        rows = np.concatenate([self.entries[0], self.spare[0]]).astype(np.int64)
-        types = np.concatenate([self.entries[1], self.spare[1]]).astype(np.int64)
+    def queues(self) -> tuple[IntArray, IntArray, tuple[BoolArray, IntArray, IntArray]]:
+        """A `types` round's entries (those with time, then `spare`) as (rows, types), sorted
+        by the keys that do not change between rounds, A_ck descending then row (a round's
+        stable sort keeps that among equals); whether each is a priority-0 entry (A_ck = 0),
+        its group (type's rank, then priority-0 last), its flat place in rows × types."""
+        rows = np.concatenate([self.entries[0], self.spare[0]])
+        types = np.concatenate([self.entries[1], self.spare[1]])
         target = self.target[rows, types]
-        return rows, types, (-target, target <= 0, self.type_rank[types])
+        first = np.lexsort((rows, -target))
+        rows, types, target = rows[first], types[first], target[first]
+        spare = target <= 0
+        flat = rows * self.target.shape[1] + types  # positions in a C-ordered rows × types array
+        return rows, types, (spare, self.type_rank[types] * 2 + spare, flat)
+
+    @cached_property
+    def scale_list(self) -> list[int]:
+        return self.scale.tolist()  # type: ignore[no-any-return]
 
     @cached_property
     def has_time(self) -> BoolArray:
@@ -213,42 +236,53 @@ def targets(
 ) -> Targets:
     """The rows' members, gang sizes and time fractions (inputs already checked); fractions
     below `NEGLIGIBLE` count as 0. `spare` and `uncovered` (job ids): see `Targets.spare`."""
-    # The jobs' arrays as the policies read them: a snapshot validated as columns gives them
-    # without building a `Job` per job.
-    jobs = ClusterArrays.from_snapshot(snapshot)
-    job_ids = tuple(jobs.job_ids)
-    index = {job_id: j for j, job_id in enumerate(job_ids)}
-    col = {name: k for k, name in enumerate(types)}
+    job_ids, gpu_names, throughput, scale_factor = _job_arrays(snapshot)
     m, n = len(job_ids), len(types)
+    index = dict(zip(job_ids, range(m), strict=True))
+    col = dict(zip(types, range(n), strict=True))
     if isinstance(allocation, JobTable):
         given = _columns(allocation, index, col, m, n)
     else:
         given = _matrix(allocation, index, col, m, n)
     given = np.where(given >= NEGLIGIBLE, given, 0.0)
     speed = np.zeros((m, n))
-    speed[:, [col[name] for name in jobs.gpu_names]] = jobs.throughput
+    speed[:, [col[name] for name in gpu_names]] = throughput
     x = np.where(speed > 0, given, 0.0)
-    y = np.zeros((len(pairs), n))
+    scale = scale_factor.astype(np.int64)
     members = tuple((index[pair.a], index[pair.b]) for pair in pairs)
-    for i, pair in enumerate(pairs):
-        for name, value in pair.allocation.items():
-            y[i, col[name]] = value
-    y = np.where(_pair_progress(snapshot, members, speed, index, col, job_ids), y, 0.0)
-    scale = jobs.scale_factor.astype(np.int64)
-    pair_scale = scale[[a for a, _ in members]] if members else np.zeros(0, dtype=np.int64)
+    target, sizes = x, scale
+    y = np.zeros((len(pairs), n))
+    if pairs:
+        for i, pair in enumerate(pairs):
+            for name, value in pair.allocation.items():
+                y[i, col[name]] = value
+        y = np.where(_pair_progress(snapshot, members, speed, index, col, job_ids), y, 0.0)
+        target = np.vstack([x, y])
+        sizes = np.concatenate([scale, scale[[a for a, _ in members]]])
     return Targets(
         job_ids,
         index,
         col,
         members,
-        np.concatenate([scale, pair_scale]),
-        np.vstack([x, y]),
-        tuple((j,) for j in range(m)) + members,
+        sizes,
+        target,
+        tuple(zip(range(m))) + members,
         _stalled(given, x, y, members),
         speed,
         spare,
         frozenset(index[j] for j in uncovered if j in index),
     )
+
+
+def _job_arrays(snapshot: Snapshot) -> tuple[tuple[str, ...], list[str], FloatArray, FloatArray]:
+    """Job ids, GPU type names, throughputs (jobs × types) and gang sizes: of a snapshot
+    validated as columns without building a `Job` per job (read only: `targets` copies)."""
+    jobs = snapshot.jobs
+    names = [g.name for g in snapshot.gpu_types]
+    if isinstance(jobs, JobColumns) and jobs.gpu_names == names:
+        return tuple(jobs.ids), names, jobs.throughput, jobs.scale_factor
+    arrays = ClusterArrays.from_snapshot(snapshot)
+    return tuple(arrays.job_ids), arrays.gpu_names, arrays.throughput, arrays.scale_factor
 
 
 def _pair_progress(
@@ -281,11 +315,13 @@ def _stalled(
     given: FloatArray, x: FloatArray, y: FloatArray, members: tuple[tuple[int, int], ...]
 ) -> dict[int, tuple[int, ...]]:
     """Jobs whose only time was on types where they make no progress, with those types."""
+    lost = (given > 0) & (x <= 0)
+    if not lost.any():  # the usual allocation: all of it where the jobs progress
+        return {}
     keeps = x.sum(axis=1) > 0
     for i, (a, b) in enumerate(members):
         if y[i].sum() > 0:
             keeps[a] = keeps[b] = True
-    lost = (given > 0) & (x <= 0)
     return {
         int(j): tuple(np.flatnonzero(lost[j]).tolist())
         for j in np.flatnonzero(~keeps & lost.any(axis=1))
@@ -331,6 +367,7 @@ def combos(
         fixed.speed,
         fixed.type_rank,
         fixed.queues,
+        fixed.scale_list,
     )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from apportion.mechanism.arrays import Combos
-from apportion.mechanism.priority import Chosen, Selection
+from apportion.mechanism.priority import Selection
 from apportion.solver.arraytypes import FloatArray
 
 
@@ -25,7 +25,7 @@ def backfill(
 ) -> Selection:
     """`selection` with the `jobs` (rows without time) that fit in what it left free."""
     free = selection.free.copy()
-    chosen = list(selection.chosen)
+    rows, types = list(selection.rows), list(selection.types)
     for j in jobs:
         if not free.any():
             break
@@ -35,6 +35,7 @@ def backfill(
                 break
             if gang <= free[k]:
                 free[k] -= gang
-                chosen.append(Chosen(j, k, 0.0))
+                rows.append(j)  # served at priority 0: it has no time in the allocation
+                types.append(k)
                 break
-    return Selection(tuple(chosen), free, selection.reasons)
+    return Selection(rows, types, selection.priority, free, selection.reasons)

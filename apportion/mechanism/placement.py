@@ -21,47 +21,78 @@ from bisect import bisect_left, insort
 from collections.abc import Mapping, Sequence
 
 from apportion.mechanism.arrays import Cluster, Combos
-from apportion.mechanism.priority import Chosen
 from apportion.solver.arraytypes import IntArray
 
 Placement = dict[str, int]
 
 
 def place(
-    chosen: tuple[Chosen, ...],
+    rows: Sequence[int],
+    types: Sequence[int],
     combos: Combos,
     cluster: Cluster,
     previous: Mapping[str, Mapping[str, int]],
 ) -> list[Placement]:
-    """One placement (node id → GPUs) per chosen row, in the order of `chosen`."""
+    """One placement (node id → GPUs) per chosen row (`rows[i]` on type `types[i]`), in
+    their order."""
     # Lease extensions first, on plain free counts; the fresh gangs then on free-count buckets
     # built once (for the types they need) from what the extensions left.
     free = [list(gpus) for gpus in cluster.node_gpus_by_type]
-    scale = combos.scale.tolist()
-    gangs = [scale[row] for row, _, _ in chosen]
-    placed: list[Placement | None] = [None] * len(chosen)
-    if previous:
-        where, ids, rows = cluster.where, combos.job_ids, combos.rows
-        for i, (row, kind, _) in enumerate(chosen):
-            for j in rows[row]:
-                held = previous.get(ids[j])
-                if held and _extend(held, gangs[i], kind, where, free[kind]):
-                    placed[i] = dict(held)
-                    break
-    fresh = [i for i, p in enumerate(placed) if p is None]
-    fresh.sort(key=lambda i: (-gangs[i], i))
+    scale = combos.scale_list
+    gangs = [scale[row] for row in rows]
+    placed: list[Placement | None] = [None] * len(rows)
+    fresh = _extensions(rows, types, gangs, combos, cluster, previous, free, placed)
+    larger = [-gang for gang in gangs]
+    fresh.sort(key=larger.__getitem__)  # stable: ties stay in serving order
     buckets: dict[int, FreeGpus] = {}
-    ids, members = cluster.node_ids, cluster.members
+    names = cluster.node_ids_by_type
     for i in fresh:
-        k = chosen[i].gpu_type
+        k = types[i]
         bucket = buckets.get(k)
         if bucket is None:
             bucket = buckets[k] = FreeGpus(free[k])
-        pieces = bucket.fewest(gangs[i])
-        for local, gpus in pieces:
-            bucket.take(local, gpus)
-        placed[i] = {ids[members[k][local]]: gpus for local, gpus in pieces}
-    return [p for p in placed if p is not None]
+        placed[i] = {names[k][local]: gpus for local, gpus in bucket.take_fewest(gangs[i])}
+    return placed  # type: ignore[return-value]  # every row is placed by now
+
+
+def _extensions(
+    rows: Sequence[int],
+    types: Sequence[int],
+    gangs: list[int],
+    combos: Combos,
+    cluster: Cluster,
+    previous: Mapping[str, Mapping[str, int]],
+    free: list[list[int]],
+    placed: list[Placement | None],
+) -> list[int]:
+    """The lease extensions, in serving order, into `placed` (taken from `free`); returns the
+    rows left to place afresh."""
+    if not previous:
+        return list(range(len(rows)))
+    fresh: list[int] = []
+    where, ids, members, m = cluster.where, combos.job_ids, combos.rows, combos.num_jobs
+    for i, row in enumerate(rows):
+        kind = types[i]
+        if row < m:  # a job alone, the usual row: its one-node lease inline
+            held = previous.get(ids[row])
+            if held and len(held) == 1:
+                ((node, gpus),) = held.items()
+                k, n = where[node]
+                left = free[kind]
+                if gpus == gangs[i] and k == kind and left[n] >= gpus:
+                    left[n] -= gpus
+                    placed[i] = {node: gpus}
+                else:
+                    fresh.append(i)
+                continue
+        for j in (row,) if row < m else members[row]:
+            held = previous.get(ids[j])
+            if held and _extend(held, gangs[i], kind, where, free[kind]):
+                placed[i] = dict(held)
+                break
+        else:
+            fresh.append(i)
+    return fresh
 
 
 class FreeGpus:
@@ -90,6 +121,30 @@ class FreeGpus:
             else:
                 self.at[left] = [node]
                 insort(self.counts, left)
+
+    def take_fewest(self, gang: int) -> list[tuple[int, int]]:
+        """`fewest`, taken; on one node (the usual gang) in one step."""
+        counts = self.counts
+        fits = bisect_left(counts, gang)
+        if fits == len(counts):
+            pieces = self.fewest(gang)
+            for node, gpus in pieces:
+                self.take(node, gpus)
+            return pieces
+        count = counts[fits]
+        nodes = self.at[count]
+        node = nodes.pop(0)  # the earliest node of the best fit
+        if not nodes:
+            del self.at[count]
+            del counts[fits]
+        self.free[node] = left = count - gang
+        if left > 0:
+            if left in self.at:
+                insort(self.at[left], node)
+            else:
+                self.at[left] = [node]
+                insort(counts, left)
+        return [(node, gang)]
 
     def fewest(self, gang: int) -> list[tuple[int, int]]:
         """(node, GPUs) pieces holding `gang` GPUs on as few nodes as possible: best fit on

@@ -40,8 +40,10 @@ Two serving orders (`Order`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -60,10 +62,10 @@ def elapsed_time(combos: Combos, cluster: Cluster, elapsed: float | None) -> flo
     since `received` started counting."""
     if elapsed is not None:
         return float(elapsed)
-    used = (combos.got * combos.scale[:, None]).sum(axis=0)
-    has = cluster.capacity > 0
-    busiest = float((used[has] / cluster.capacity[has]).max(initial=0.0))
-    return max(float(combos.received_total.max(initial=0.0)), busiest)
+    used = np.add.reduce(combos.got * combos.scale[:, None], axis=0)
+    has, capacity = cluster.served
+    busiest = float(np.maximum.reduce((used if has is None else used[has]) / capacity, initial=0.0))
+    return max(float(np.maximum.reduce(combos.received_total, initial=0.0)), busiest)
 
 
 class Order(StrEnum):
@@ -116,10 +118,12 @@ def _by_type(
     """Gavel's per-type queues, fastest type first (or in `type_rank`'s order): each type's
     entries with time by priority, then its priority-0 entries (`Targets.spare`) in job
     order."""
-    rows, types, (target, spare, rank) = combos.queues
+    rows, types, (spare, group, flat) = combos.queues
     if type_rank is not None:
-        rank = type_rank[types]
-    keys = np.lexsort((rows, target, -priority[rows, types], spare, rank))
+        group = type_rank[types] * 2 + spare
+    # The queues come sorted by A_ck (descending), then row: a stable sort by type, then
+    # priority-0 last (`group`), then priority keeps that order among equals.
+    keys = np.lexsort((-priority.take(flat), group))
     return rows[keys], types[keys]
 
 
@@ -132,11 +136,23 @@ class Chosen(NamedTuple):
     priority: float
 
 
-@dataclass(frozen=True)
+@dataclass  # made every round: not frozen, whose guard costs per field
 class Selection:
-    chosen: tuple[Chosen, ...]  # in serving order
+    """The rows that run and their types (`rows[i]` on `types[i]`, in serving order), the
+    round's priorities (rows × types: an entry without time has 0), the GPUs left per type,
+    and why jobs were refused."""
+
+    rows: list[int]
+    types: list[int]
+    priority: FloatArray
     free: IntArray  # GPUs left per type
     reasons: dict[int, str]  # job row -> why its highest-priority entry was refused
+
+    @cached_property
+    def chosen(self) -> tuple[Chosen, ...]:
+        """The same as (row, type, priority served at) tuples, in serving order."""
+        served = self.priority[self.rows, self.types].tolist()
+        return tuple(map(Chosen._make, zip(self.rows, self.types, served, strict=True)))
 
 
 def select(
@@ -145,50 +161,85 @@ def select(
     priority: FloatArray,
     order: Order = Order.PRIORITY,
     type_rank: IntArray | None = None,
+    why: bool = True,
 ) -> Selection:
     """Serve entries in `order`: a job runs at most once (alone or in one pair), and a row
     runs on type k only if k still has its whole gang of GPUs free. Whether the gang then fits
-    on the nodes is not a question: a gang may span nodes, so a count that fits places."""
+    on the nodes is not a question: a gang may span nodes, so a count that fits places.
+    `why=False` leaves the refused jobs' reasons out (a caller that only reads who runs)."""
     rows, types = serving_order(combos, priority, order, type_rank)
-    free = [int(v) for v in cluster.capacity]
-    capacity = list(free)
-    scale = combos.scale.tolist()
+    free = cluster.capacity.tolist()
     running = [False] * combos.num_jobs
     reasons: dict[int, str] = {}
-    chosen: list[Chosen] = []
-    names, member_rows = cluster.type_names, combos.rows
-    served = priority[rows, types].tolist()
-    m = combos.num_jobs
-    # One text per (type, gang, GPUs left): most refused entries share one.
-    texts: dict[tuple[int, int, int], str] = {}
-    for c, k, p in zip(rows.tolist(), types.tolist(), served, strict=True):
+    serve = _serve_why(combos, cluster, free, running, reasons) if why else None
+    scale, member_rows, m = combos.scale_list, combos.rows, combos.num_jobs
+    left = sum(free)
+    picked_rows: list[int] = []
+    picked_types: list[int] = []
+    for c, k in zip(rows.tolist(), types.tolist(), strict=True):
         s = scale[c]
-        if c < m:  # a job alone, the usual entry
-            if running[c]:
+        if serve is not None:
+            if not serve(c, k, s):
                 continue
-            if s > free[k]:
-                if c not in reasons:
-                    reasons[c] = _refused(texts, names, k, s, free[k], capacity[k])
+        elif s > free[k]:
+            continue
+        elif c < m:  # a job alone, the usual entry
+            if running[c]:
                 continue
             running[c] = True
         else:
-            members = member_rows[c]
-            if running[members[0]] or running[members[1]]:
-                _partner_reason(combos, members, running, reasons)
+            a, b = member_rows[c]
+            if running[a] or running[b]:
                 continue
-            if s > free[k]:
-                if any(j not in reasons for j in members):
-                    why = _refused(texts, names, k, s, free[k], capacity[k])
-                    for j in members:
-                        reasons.setdefault(j, why)
-                continue
-            for j in members:
-                running[j] = True
+            running[a] = running[b] = True
         free[k] -= s
-        chosen.append(Chosen(c, k, p))
-        if not any(free):
+        picked_rows.append(c)
+        picked_types.append(k)
+        left -= s
+        if not left:
             break  # a full cluster: the remaining entries can only wait
-    return Selection(tuple(chosen), np.array(free, dtype=np.int64), reasons)
+    return Selection(picked_rows, picked_types, priority, np.array(free, dtype=np.int64), reasons)
+
+
+def _serve_why(
+    combos: Combos,
+    cluster: Cluster,
+    free: list[int],
+    running: list[bool],
+    reasons: dict[int, str],
+) -> Callable[[int, int, int], bool]:
+    """Whether an entry (row c on type k, gang s) runs, noting why a job's first refused entry
+    was refused; marks the row's jobs as running."""
+    capacity = cluster.capacity.tolist()
+    names, member_rows, m = cluster.type_names, combos.rows, combos.num_jobs
+    # One text per (type, gang, GPUs left): most refused entries share one.
+    texts: dict[tuple[int, int, int], str] = {}
+
+    def serve(c: int, k: int, s: int) -> bool:
+        if c < m:
+            if running[c]:
+                return False
+            if s > free[k]:
+                if c not in reasons:
+                    reasons[c] = _refused(texts, names, k, s, free[k], capacity[k])
+                return False
+            running[c] = True
+            return True
+        members = member_rows[c]
+        if running[members[0]] or running[members[1]]:
+            _partner_reason(combos, members, running, reasons)
+            return False
+        if s > free[k]:
+            if any(j not in reasons for j in members):
+                why = _refused(texts, names, k, s, free[k], capacity[k])
+                for j in members:
+                    reasons.setdefault(j, why)
+            return False
+        for j in members:
+            running[j] = True
+        return True
+
+    return serve
 
 
 def _refused(

@@ -164,10 +164,12 @@ class Planner:
         *,
         elapsed: float | None = None,
         type_rank: IntArray | None = None,
+        why: bool = True,
     ) -> Plan:
         """`next_round` before it is written out as assignments, for a caller that reads the
         chosen rows and their placements as they are (a simulator, round after round);
-        `type_rank` orders the `types` queues this round (`priority.serving_order`)."""
+        `type_rank` orders the `types` queues this round (`priority.serving_order`);
+        `why=False` leaves out why jobs wait (`Selection.reasons`)."""
         cluster = self.cluster
         if isinstance(received, np.ndarray):
             shape = (len(self.fixed.job_ids), len(cluster.type_names))
@@ -177,10 +179,10 @@ class Planner:
         rows = combos(self.fixed, received, self.pairs)
         total = elapsed_time(rows, cluster, elapsed)
         priority = priorities(rows, total, self.rule, self.round_seconds)
-        selection = select(rows, cluster, priority, self.order, type_rank)
+        selection = select(rows, cluster, priority, self.order, type_rank, why)
         if self.uncovered:
             selection = backfill(selection, rows, self.fixed.speed, self.uncovered)
-        placements = place(selection.chosen, rows, cluster, previous or {})
+        placements = place(selection.rows, selection.types, rows, cluster, previous or {})
         return Plan(rows, selection, placements, total)
 
 
@@ -282,7 +284,7 @@ def _waiting(
     m = rows.num_jobs
     has_time = rows.has_time.copy()
     has_time[list(rows.stalled)] = True  # time allocated, only where it makes no progress
-    runs = np.fromiter((ch.row for ch in selection.chosen), np.int64, len(selection.chosen))
+    runs = np.array(selection.rows, dtype=np.int64)
     has_time[runs[runs < m]] = False
     for c in runs[runs >= m].tolist():
         has_time[list(rows.rows[c])] = False  # both members of a pair that runs

@@ -6,6 +6,7 @@ all running jobs at once (progress, completions, GPU time held, time lost to pre
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +60,7 @@ class JobStates:
     spread: list[dict[int, float]] = field(default_factory=list)
     coming: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
     coming_at: FloatArray = field(default_factory=lambda: np.zeros(0))
+    coming_times: list[float] = field(default_factory=list)  # `coming_at`, for bisecting
     n_coming: int = 0
     version: int = 0  # bumped whenever the set of active jobs changes
     n_active: int = 0
@@ -131,6 +133,7 @@ class JobStates:
         coming = np.flatnonzero(~never)
         self.coming = coming[np.argsort(self.arrival[coming], kind="stable")]
         self.coming_at = self.arrival[self.coming]
+        self.coming_times = self.coming_at.tolist()
         self.n_coming = 0  # how many of `coming` have arrived
 
     def active(self) -> IntArray:
@@ -138,7 +141,7 @@ class JobStates:
 
     def admit(self, now: float) -> IntArray:
         """Jobs that have arrived by `now` become active; returns them."""
-        upto = int(np.searchsorted(self.coming_at, now + EPS, side="right"))
+        upto = bisect_right(self.coming_times, now + EPS)
         if upto <= self.n_coming:
             return np.zeros(0, dtype=np.int64)
         new = np.sort(self.coming[self.n_coming : upto])
@@ -158,7 +161,7 @@ class JobStates:
 
     def next_arrival(self) -> float:
         if self.n_coming < self.coming_at.size:
-            return float(self.coming_at[self.n_coming])
+            return self.coming_times[self.n_coming]
         return float(np.inf)
 
     def unfinished(self) -> bool:
@@ -202,7 +205,7 @@ def advance(table: JobStates, running: Running, start: float, end: float) -> Ste
     length = end - start
     delay = table.delay_left[j]
     # Without a preemption cost (the default) no job has one to pay: the interval is all work.
-    delayed = bool(delay.any())
+    delayed = bool(np.count_nonzero(delay))
     work = np.maximum(length - delay, 0.0) if delayed else max(length, 0.0)
     remaining = table.remaining[j]
     # A job at rate 0 (no throughput where it was put) never completes.
@@ -215,8 +218,10 @@ def advance(table: JobStates, running: Running, start: float, end: float) -> Ste
         held = np.minimum(need, work)
         progress = held * rate
     table.remaining[j] = np.where(done, 0.0, remaining - progress)
-    table.received[j, kind] += held
-    table.since[j, kind] += held
+    # (job, type) entries as flat positions in the (C-ordered) jobs × types tables.
+    flat = j * len(table.types) + kind
+    table.received.reshape(-1)[flat] += held
+    table.since.reshape(-1)[flat] += held
     table.run_seconds[j] += held
     table.gpu_seconds[j] += table.scale[j] * held
     if delayed:

@@ -61,6 +61,13 @@ class Holdings:
     overhead: Overhead
     previous: dict[int, Placement] = field(default_factory=dict)
     by_id: dict[str, Placement] = field(default_factory=dict)  # the same, keyed by job id
+    cost: FloatArray = field(init=False)  # per job: the seconds a (re)start costs it
+
+    def __post_init__(self) -> None:
+        # A job's own restart time (Sia's per-model figures) where the trace gives one.
+        own = self.table.restart_seconds
+        modelled = self.overhead.seconds(self.table.scale)
+        self.cost = np.where(np.isnan(own), modelled, own)
 
     def enact(
         self,
@@ -71,15 +78,23 @@ class Holdings:
     ) -> Enacted:
         """Record the new holdings: moves, first starts, delays, the type each job runs on.
         Returns the jobs (in `placements`' order) and their types, as arrays."""
+        jobs = list(placements)
+        # Most rounds extend most leases: only the jobs that start or move pay anything.
+        if kept is None:
+            changed = [j for j in jobs if self.previous.get(j) != placements[j]]
+        else:
+            changed = [j for j in jobs if not kept[j]]
+        return self.record(now, placements, list(map(types.__getitem__, jobs)), changed)
+
+    def record(
+        self, now: float, placements: Mapping[int, Placement], kinds: list[int], changed: list[int]
+    ) -> Enacted:
+        """`enact` with the types as a list in `placements`' order and the jobs that start or
+        move (`changed`) already known (a caller that built them as it went)."""
         table, previous = self.table, self.previous
         jobs = list(placements)
         index = np.array(jobs, dtype=np.int64)
-        kind = np.array([types[j] for j in jobs], dtype=np.int64)
-        # Most rounds extend most leases: only the jobs that start or move pay anything.
-        if kept is None:
-            changed = [j for j in jobs if previous.get(j) != placements[j]]
-        else:
-            changed = [j for j in jobs if not kept[j]]
+        kind = np.array(kinds, dtype=np.int64)
         if changed:
             fresh = np.array(changed, dtype=np.int64)
             started = ~np.isnan(table.first_start[fresh])
@@ -87,14 +102,11 @@ class Holdings:
             table.moves[moved] += 1
             table.first_start[fresh[~started]] = now
             paying = fresh if self.overhead.first_start else moved
-            # A job's own restart time (Sia's per-model figures) where the trace gives one.
-            own = table.restart_seconds[paying]
-            modelled = self.overhead.seconds(table.scale[paying])
-            table.delay_left[paying] = np.where(np.isnan(own), modelled, own)
-        stopped = [j for j in previous if j not in placements]
+            table.delay_left[paying] = self.cost[paying]
+        stopped = list(previous.keys() - placements.keys())
         if stopped:
             table.delay_left[stopped] = 0.0  # a job that stops pays its cost when it restarts
-        table.cur_type[list(previous)] = -1
+            table.cur_type[stopped] = -1
         table.cur_type[index] = kind
         self.previous = dict(placements)  # the placements are the caller's to give away
         self.by_id = dict(zip(map(table.ids.__getitem__, jobs), placements.values(), strict=True))
@@ -118,11 +130,15 @@ def running_from(
     placements: Mapping[int, Placement],
     enacted: Enacted,
     slowdown: Mapping[int, float] | None = None,
+    held: list[int] | None = None,
 ) -> Running:
     """Running jobs at their own throughput on their type, divided by any contention slowdown
-    (`enacted`: what `Holdings.enact` returned for these placements)."""
+    (`enacted`: what `Holdings.enact` returned for these placements; `held`: the GPUs each
+    placement holds, when the caller knows them)."""
     jobs, kind = enacted
-    gpus = np.fromiter(map(_held, placements.values()), np.int64, len(jobs))
+    if held is None:
+        held = list(map(_held, placements.values()))
+    gpus = np.array(held, dtype=np.int64)
     rate: FloatArray = table.thr[jobs, kind] if jobs.size else np.zeros(0)
     if table.spread:  # empty unless the trace measured spreads
         rate = rate.copy()

@@ -109,7 +109,7 @@ class RoundsEnactor:
         order = None
         if self._shuffle is not None:
             order = self._shuffle.permutation(len(self._to_table))
-        plan = self._planner.plan(received, self.holdings.by_id, type_rank=order)
+        plan = self._planner.plan(received, self.holdings.by_id, type_rank=order, why=False)
         self.calls.mechanism_seconds += time.perf_counter() - started
         return self._enact(now, plan, request.jobs)
 
@@ -177,25 +177,36 @@ class RoundsEnactor:
         table = self.table
         to_table = self._to_table
         held, ids, members, job = self.holdings.previous, table.ids, plan.rows.rows, jobs.tolist()
+        m, scale = plan.rows.num_jobs, plan.rows.scale_list
         placements: dict[int, Placement] = {}
-        types: dict[int, int] = {}
-        kept: dict[int, bool] = {}
+        kinds: list[int] = []  # per job placed, in order: its type (the table's column)
+        changed: list[int] = []  # the jobs placed that start or move
         partner: dict[int, str] = {}
-        for (c, k, _), placement in zip(plan.selection.chosen, plan.placements, strict=True):
-            if len(members[c]) == 1:  # a job alone; `Holdings.enact` keeps its own copy
+        gpus: list[int] = []  # per job placed: the GPUs its row's placement holds
+        for c, k, placement in zip(
+            plan.selection.rows, plan.selection.types, plan.placements, strict=True
+        ):
+            if c < m:  # a job alone; `Holdings.enact` keeps its own copy
                 j = job[c]
-                placements[j], types[j], kept[j] = placement, to_table[k], held.get(j) == placement
+                placements[j] = placement
+                kinds.append(to_table[k])
+                gpus.append(scale[c])
+                if held.get(j) != placement:
+                    changed.append(j)
                 continue
-            a, b = (job[m] for m in members[c])
+            a, b = (job[i] for i in members[c])
             for j, other in ((a, b), (b, a)):
                 placements[j] = dict(placement)
-                types[j], kept[j] = to_table[k], held.get(j) == placement
+                kinds.append(to_table[k])
+                gpus.append(scale[c])
+                if held.get(j) != placement:
+                    changed.append(j)
                 partner[j] = ids[other]
-        enacted = self.holdings.enact(now, placements, types, kept)
+        enacted = self.holdings.record(now, placements, kinds, changed)
         slowdown = None
         if self._slowdown is not None:
-            slowdown = self._slowdown(placements, [j for j in placements if not kept[j]])
-        running = running_from(table, placements, enacted, slowdown)
+            slowdown = self._slowdown(placements, changed)
+        running = running_from(table, placements, enacted, slowdown, gpus)
         self._partner = partner
         if partner:
             self._share(running, partner)
