@@ -85,7 +85,7 @@ def test_the_dominated_points_are_the_ones_the_numbers_show(real: dict[str, Any]
 
     def better(b: str, p: str, columns: tuple[tuple[str, int], ...]) -> bool:
         gains = [sign * (policies[b][c] - policies[p][c]) for c, sign in columns]
-        return min(gains) >= 0 and max(gains) > 0
+        return bool(min(gains) >= 0 and max(gains) > 0)
 
     for key, columns in (
         ("dominated_by", (("jct_mean_h", -1), ("utilization_%", 1))),
