@@ -57,15 +57,20 @@ def _ratio(value: float) -> str:
 
 def _contention(q: dict[str, Any]) -> list[str]:
     swept = [t for t in q["traces"].values() if "dominated_by" in t]
-    episodes = [t["vs_srtf_las"] for t in q["traces"].values() if "dominated_by" not in t]
-    figures = [f"W1 = {q['recommended_w1']:g}", f"{len(episodes)} training episodes"]
-    for key in ("vs_srtf_las", "deepshare_model_vs_srtf_las", "vs_packed"):
+    episodes = [t["vs_plain"] for t in q["traces"].values() if "dominated_by" not in t]
+    figures = [f"W1 = {q['tuned_w1']:g}", f"{q['levels']} priority levels"]
+    figures.append(f"{len(episodes)} training episodes")
+    for key in ("vs_plain", "deepshare_model_vs_plain", "vs_packed"):
         figures += [f"{_ratio(t[key]['mean'])} and {_ratio(t[key]['p99'])}" for t in swept]
     for stat in ("mean", "p99"):
         values = [e[stat] for e in episodes]
         figures.append(f"{_ratio(min(values))}–{max(values):.2f}")
     points = [beaten for t in swept for beaten in t["dominated_by"].values()]
-    return [*figures, f"{sum(1 for b in points if b)} of {len(points)} points"]
+    figures.append(f"{sum(1 for b in points if b)} of {len(points)} points")
+    windows = q["windows"]
+    figures.append(f"{windows['count']} random windows of {windows['jobs']} jobs")
+    figures += [f"{c['mean']:.3f}× and {c['p99']:.3f}×" for c in windows["cells"]]
+    return figures
 
 
 #: The deadline study's baselines, as its headline names them.
