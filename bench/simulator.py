@@ -9,9 +9,10 @@
   printed beside).
 - A sweep of 8 runs on the default process pool: wall time against total ÷ workers.
 - DeepShare's traces (256 jobs, 4 × 8 GPUs, 300-s rounds) under the contention placement's
-  schedule objective at W1 = 0.3 (DeepShare's branch A): a whole `simulate` run ≤ 30 s, with
-  average and p99 JCT against the better of SRTF and LAS run in the same world (jobs span
-  nodes as profiled, baselines placed as DeepShare's are), in the same process (`deepshare`).
+  schedule objective at W1 = 0.4 with 2 priority levels (`bench.deepshare`): a whole
+  `simulate` run ≤ 30 s, with average and p99 JCT against the best of FIFO, SRTF and LAS run
+  in the same world (jobs span nodes as profiled, baselines placed as DeepShare's are), in
+  the same process.
 """
 
 from __future__ import annotations
