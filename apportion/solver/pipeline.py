@@ -312,13 +312,16 @@ def to_result(
     used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
     jobs = job_table(problem, outcome, eff, x, layout)
     gpu_types = [
-        GpuTypeUsage(
-            name=name,
-            available=int(problem.gpu_count[k]),
-            used=float(used[k]),
-            utilization=float(used[k] / problem.gpu_count[k]) if problem.gpu_count[k] else 0.0,
+        # Built from numbers of the right types: nothing to validate.
+        GpuTypeUsage.model_construct(
+            name=name, available=int(count), used=gpus, utilization=gpus / count if count else 0.0
         )
-        for k, name in enumerate(problem.gpu_names)
+        for name, count, gpus in zip(
+            problem.gpu_names,
+            problem.gpu_count.tolist(),
+            np.asarray(used, float).tolist(),
+            strict=True,
+        )
     ]
     return SolveResult.model_construct(
         schema_version="1",
@@ -378,14 +381,15 @@ def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> dict[int, str]
     """The jobs with a reason, if they got nothing: the policy's own, else (with a solution)
     that other jobs' shares bind first. Time given to a job without throughput data is still
     time given."""
-    why: dict[int, str] = {}
+    given = outcome.reasons  # with every reason given (the usual case) copied at C speed
+    why = dict(given) if all(given.values()) else {j: r for j, r in given.items() if r}
     if outcome.status.has_solution:
         idle = np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist()
-        why = dict.fromkeys(idle, "allocated no time: other jobs' shares bind first")
-        for j in outcome.placements.keys() & why.keys():
-            del why[j]
-    given = outcome.reasons  # with every reason given (the usual case) copied at C speed
-    why.update(given if all(given.values()) else {j: r for j, r in given.items() if r})
+        # Most idle jobs have the policy's reason already: only the others get this one.
+        left = set(idle).difference(why, outcome.placements)
+        if left:
+            bind = "allocated no time: other jobs' shares bind first"
+            why.update((j, bind) for j in idle if j in left)
     return why
 
 

@@ -51,6 +51,8 @@ Mode = Literal["strict", "backfill", "gavel"]
 
 # What happened to each job of the queue.
 PLACED, NO_ROOM, NO_GAIN, BEHIND = 0, 1, 2, 3
+# The state of a walked job by its pick + 2 (a type, −1 for no room, −2 for no gain).
+_WALKED = np.array([NO_GAIN, NO_ROOM, PLACED])
 # Resumptions of the vectorized pass before the rest of the queue is walked job by job (only
 # reached with very many distinct scale factors).
 MAX_ROUNDS = 64
@@ -128,7 +130,7 @@ def run(
         "jobs running",
         allocation,
         reasons,
-        job_metrics={"queue_position": position.astype(object), "running": flags.astype(object)},
+        job_metrics={"queue_position": position, "running": flags},
         summary={
             "mode": options.mode,
             "running": started,
@@ -225,10 +227,12 @@ def _walk(
     that keeps closing new (type, scale factor) pairs), lowering `free` in place; the
     position of the job that stopped the queue, if one did."""
     left = free.tolist()
-    rates = speed[pos:end].tolist()
     types = range(len(left))
-    sizes = scale[pos:end].tolist()
-    for j, (s, rate) in enumerate(zip(sizes, rates, strict=True), start=pos):
+    # Per job walked: the type it takes, or −1 (no type with room) or −2 (room only where it
+    # makes no progress); written to the arrays at once.
+    picks: list[int] = []
+    stop = None
+    for s, rate in zip(scale[pos:end].tolist(), speed[pos:end].tolist(), strict=True):
         # The fastest type with room (the first of equals); rate 0 is no progress.
         best, top, fits = -1, 0.0, False
         for k in types:
@@ -237,13 +241,20 @@ def _walk(
                 if rate[k] > top:
                     best, top = k, rate[k]
         if best >= 0:
-            choice[j], state[j] = best, PLACED
             left[best] -= s
         elif mode == "strict" or (mode == "gavel" and not fits):
-            state[j + 1 :] = BEHIND
-            return j
+            stop = pos + len(picks)
+            break
         elif mode == "gavel":
-            state[j] = NO_GAIN
+            best = -2
+        picks.append(best)
+    walked = np.array(picks, dtype=np.int64)
+    done = slice(pos, pos + walked.size)
+    choice[done] = np.maximum(walked, -1)
+    state[done] = _WALKED[np.minimum(walked, 0) + 2]
+    if stop is not None:
+        state[stop + 1 :] = BEHIND
+        return stop
     free[:] = left
     return None
 
