@@ -64,6 +64,9 @@ SHORT_QUEUE = 48
 # vectorized steps over the whole queue (`bench.gavel_policies`); a longer queue goes on
 # vectorized from there.
 WALK_FIRST = 2048
+# Up to this many ties of arrival times, each run of ties is sorted by id in Python; more are
+# ranked all at once.
+FEW_TIES = 64
 
 
 class FifoOptions(PolicyOptions):
@@ -80,12 +83,39 @@ def queue_order(problem: ClusterArrays) -> IntArray:
     """Job indices by arrival time, ties by id."""
     order: IntArray = problem.arrival_time.argsort(kind="stable")
     arrival = problem.arrival_time[order]
-    equal = arrival[1:] == arrival[:-1]
-    if not np.count_nonzero(equal):
+    tied = np.flatnonzero(arrival[1:] == arrival[:-1])  # queue[i] ties with queue[i + 1]
+    if not tied.size:
         return order  # no ties: the ids are never compared
+    if tied.size > FEW_TIES:
+        return _by_id(problem, order, arrival, tied)
+    # A few runs of equal arrivals, each put in id order in Python.
+    ids, queue = problem.job_ids, order.tolist()
+    for start, stop in _runs(tied.tolist()):
+        queue[start:stop] = sorted(queue[start:stop], key=ids.__getitem__)
+    return np.array(queue, dtype=order.dtype)
+
+
+def _runs(tied: list[int]) -> list[tuple[int, int]]:
+    """The runs of equal arrivals, [start, stop) in the queue, from the positions that tie
+    with the next."""
+    runs: list[tuple[int, int]] = []
+    for i in tied:
+        if runs and runs[-1][1] == i + 1:
+            runs[-1] = (runs[-1][0], i + 2)
+        else:
+            runs.append((i, i + 2))
+    return runs
+
+
+def _by_id(
+    problem: ClusterArrays, order: IntArray, arrival: FloatArray, tied: IntArray
+) -> IntArray:
+    """`order` with its many ties put in id order, all at once."""
+    equal = np.zeros(order.size, dtype=bool)
+    equal[tied] = equal[tied + 1] = True
+    at = np.flatnonzero(equal)
     # Only the tied jobs are reordered, by their ids (compared in Python: an array of strings
     # of every id is costly); a group of ties is a run of equal arrivals among them.
-    at = np.flatnonzero(np.concatenate([equal, [False]]) | np.concatenate([[False], equal]))
     jobs = order[at]
     ids = problem.job_ids
     names = [ids[j] for j in jobs.tolist()]
@@ -228,22 +258,29 @@ def _walk(
     position of the job that stopped the queue, if one did."""
     left = free.tolist()
     types = range(len(left))
+    block = speed[pos:end]
+    rates = block.T.tolist()  # a list per type: a list per job would cost twice as much
     # Per job walked: the type it takes, or −1 (no type with room) or −2 (room only where it
     # makes no progress); written to the arrays at once.
     picks: list[int] = []
     stop = None
-    for s, rate in zip(scale[pos:end].tolist(), speed[pos:end].tolist(), strict=True):
+    firsts = block.argmax(axis=1).tolist()
+    for j, (s, first) in enumerate(zip(scale[pos:end].tolist(), firsts, strict=True)):
+        if left[first] >= s and rates[first][j] > 0:  # its fastest type (of equals, the first)
+            left[first] -= s
+            picks.append(first)
+            continue
         # The fastest type with room (the first of equals); rate 0 is no progress.
         best, top, fits = -1, 0.0, False
         for k in types:
             if left[k] >= s:
                 fits = True
-                if rate[k] > top:
-                    best, top = k, rate[k]
+                if rates[k][j] > top:
+                    best, top = k, rates[k][j]
         if best >= 0:
             left[best] -= s
         elif mode == "strict" or (mode == "gavel" and not fits):
-            stop = pos + len(picks)
+            stop = pos + j
             break
         elif mode == "gavel":
             best = -2
