@@ -312,8 +312,7 @@ def to_result(
     used = outcome.gpu_used if outcome.gpu_used is not None else problem.scale_factor @ x
     jobs = job_table(problem, outcome, eff, x, layout)
     gpu_types = [
-        # Built from numbers of the right types: nothing to validate.
-        GpuTypeUsage.model_construct(
+        GpuTypeUsage(
             name=name, available=int(count), used=gpus, utilization=gpus / count if count else 0.0
         )
         for name, count, gpus in zip(

@@ -262,13 +262,11 @@ def _walk(
     rates = block.T.tolist()  # a list per type: a list per job would cost twice as much
     # Per job walked: the type it takes, or −1 (no type with room) or −2 (room only where it
     # makes no progress); written to the arrays at once.
-    picks: list[int] = []
+    picks = block.argmax(axis=1).tolist()  # first its fastest type (of equals, the first)
     stop = None
-    firsts = block.argmax(axis=1).tolist()
-    for j, (s, first) in enumerate(zip(scale[pos:end].tolist(), firsts, strict=True)):
-        if left[first] >= s and rates[first][j] > 0:  # its fastest type (of equals, the first)
+    for j, (s, first) in enumerate(zip(scale[pos:end].tolist(), picks, strict=True)):
+        if left[first] >= s and rates[first][j] > 0:
             left[first] -= s
-            picks.append(first)
             continue
         # The fastest type with room (the first of equals); rate 0 is no progress.
         best, top, fits = -1, 0.0, False
@@ -281,10 +279,11 @@ def _walk(
             left[best] -= s
         elif mode == "strict" or (mode == "gavel" and not fits):
             stop = pos + j
+            del picks[j:]
             break
         elif mode == "gavel":
             best = -2
-        picks.append(best)
+        picks[j] = best
     walked = np.array(picks, dtype=np.int64)
     done = slice(pos, pos + walked.size)
     choice[done] = np.maximum(walked, -1)
