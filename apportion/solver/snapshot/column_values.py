@@ -69,6 +69,24 @@ def real_values(
     return read if in_range(values, zero, signed, missing) else None
 
 
+def plain_reals(column: Any, rows: int, zero: bool, signed: bool) -> FloatArray | None:
+    """The usual column of numbers read at once: a numeric numpy array (not masked) of `rows`
+    entries, every one in range (as `real_values`), as floats (a copy). None for anything
+    else: the column is then read as `real_values` reads it, and each problem found."""
+    if type(column) is not np.ndarray or column.shape != (rows,) or column.dtype.kind not in "fiu":
+        return None
+    values = column.astype(float)
+    return values if in_range(values, zero, signed) else None
+
+
+def plain_counts(column: Any, rows: int) -> FloatArray | None:
+    """`plain_reals` for whole numbers (an integer array) from 1 to `MAX_COUNT`."""
+    if type(column) is not np.ndarray or column.shape != (rows,) or column.dtype.kind not in "iu":
+        return None
+    values = column.astype(float)
+    return values if _inside(values, 1, MAX_COUNT) else None
+
+
 def in_range(
     values: FloatArray, zero: bool, signed: bool, missing: BoolArray | None = None
 ) -> bool:

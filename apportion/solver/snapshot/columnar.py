@@ -136,8 +136,10 @@ def jobs_from_columns(
     if reader.rows is None:  # no column of ids: nothing to hold the other columns against
         return reader.errors
     m = reader.rows
-    scale = _counts(reader, document["scale_factor"]) if "scale_factor" in document else np.ones(m)
-    reals = {name: _reals(reader, name, document[name]) for name in RANGES if name in document}
+    scale = (
+        _counts(reader, document["scale_factor"], m) if "scale_factor" in document else np.ones(m)
+    )
+    reals = {name: _reals(reader, name, document[name], m) for name in RANGES if name in document}
     matrix = _throughput(reader, document.get("throughput", {}), gpu_names or [], m)
     classes = flags = None
     if "workload_class" in document:
@@ -191,15 +193,21 @@ def _names(column: Column) -> list[str | None] | None:
     return cv.name_values(column, nullable=True)
 
 
-def _counts(reader: _Reader, value: Any) -> FloatArray | None:
+def _counts(reader: _Reader, value: Any, m: int) -> FloatArray | None:
     """Scale factors, 1 where not given."""
+    plain = cv.plain_counts(value, m)
+    if plain is not None:
+        return plain
     read = reader.values(("scale_factor",), value, cv.count_values)
     return None if read is None else _filled(*read, 1.0)
 
 
-def _reals(reader: _Reader, name: str, value: Any) -> FloatArray | None:
+def _reals(reader: _Reader, name: str, value: Any, m: int) -> FloatArray | None:
     """A real field: NaN where not given, except `weight`, 1 by default."""
     zero, signed = RANGES[name]
+    plain = cv.plain_reals(value, m, zero, signed)
+    if plain is not None:
+        return plain
     read = reader.values((name,), value, lambda c: cv.real_values(c, zero, signed))
     if read is None or name != "weight":  # NaN where not given already
         return None if read is None else read[0]
