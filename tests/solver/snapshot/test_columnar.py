@@ -255,7 +255,7 @@ def test_the_schema_of_columns_accepts_what_the_columns_accept(jobs: list[dict[s
 
 
 #: Numbers numpy columns can hold that a field refuses (the plain arrays are read at once).
-NUMPY_BAD = {
+NUMPY_BAD: dict[str, list[Any]] = {
     "weight": [0.0, -1.0, np.nan, np.inf, 1e16, 1e-13],
     "steps_remaining": [-1.0, 1e-13, 1e16, np.nan],
     "arrival_time": [1e16, -1e16, 1e-13, -np.inf],
