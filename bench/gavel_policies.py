@@ -21,7 +21,8 @@ timed in CPU seconds (`time.process_time`), and keeps its median. The table give
 the best median of each side over its processes and the ratio. Max-min is solved by Gavel's
 code with CLARABEL (its default, ECOS, when installed). Both sides' answers are checked to
 agree: FIFO the same type per job; max-min the same minimum normalized share within 1e-4
-relative. `--case` and `--layout` run only some rows. Measured figures: docs/contributors/bench.md."""
+relative. `--case` and `--layout` run only some rows. Measured figures:
+docs/contributors/bench.md."""
 
 from __future__ import annotations
 
