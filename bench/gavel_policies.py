@@ -5,6 +5,7 @@ github.com/stanford-futuredata/gavel, against apportion's library call end to en
 (`solve(snapshot, policy=...)`: validation, the pass or the LPs, the result document).
 
     python -m bench.gavel_policies --gavel DIR [--processes 6] [--calls 200]
+        [--case POLICY:JOBS ...] [--layout list|columns|parsed ...]
 
 Without `--gavel` nothing is measured (the bench says it was skipped): every figure here is
 Gavel's code timed, never a re-implementation of it.
@@ -20,7 +21,8 @@ timed in CPU seconds (`time.process_time`), and keeps its median. The table give
 the best median of each side over its processes and the ratio. Max-min is solved by Gavel's
 code with CLARABEL (its default, ECOS, when installed). Both sides' answers are checked to
 agree: FIFO the same type per job; max-min the same minimum normalized share within 1e-4
-relative."""
+relative. `--case` and `--layout` run only some rows. Measured figures:
+docs/contributors/bench.md."""
 
 from __future__ import annotations
 
@@ -188,7 +190,13 @@ def _agree(policy: str, ours: Any, theirs: Any) -> bool:
     return bool(abs(ours - theirs) <= 1e-4 * max(abs(theirs), 1e-12))
 
 
-def table(root: Path, processes: int, calls: int) -> list[str]:
+def table(
+    root: Path,
+    processes: int,
+    calls: int,
+    only: list[str] | None = None,
+    layouts: tuple[str, ...] = LAYOUTS,
+) -> list[str]:
     lines = [
         f"Gavel's code at {root}; CPU seconds per call, median of {calls} calls, best of "
         f"{processes} alternating processes per side",
@@ -197,9 +205,11 @@ def table(root: Path, processes: int, calls: int) -> list[str]:
     ]
     with tempfile.TemporaryDirectory() as scratch:
         for name, policy, jobs, target in CASES:
+            if only and f"{policy}:{jobs}" not in only:
+                continue
             path = Path(scratch) / f"{name}_{jobs}.json"
             path.write_text(json.dumps({"policy": policy, "snapshot": snapshot(policy, jobs)}))
-            sides = [f"ours-{layout}" for layout in LAYOUTS] + ["gavel"]
+            sides = [f"ours-{layout}" for layout in layouts] + ["gavel"]
             best = dict.fromkeys(sides, float("inf"))
             answers: dict[str, Any] = {}
             for _ in range(processes):
@@ -207,7 +217,7 @@ def table(root: Path, processes: int, calls: int) -> list[str]:
                     got = _spawn(side, path, calls, root)
                     best[side] = min(best[side], got["median"])
                     answers[side] = got["answer"]
-            for layout in LAYOUTS:
+            for layout in layouts:
                 mine = best[f"ours-{layout}"]
                 ratio = mine / best["gavel"]
                 goal = f"≤ {target:g}×" if target else ""
@@ -226,6 +236,10 @@ def main() -> None:
     parser.add_argument("--gavel", type=Path, help="a checkout of Gavel's repository")
     parser.add_argument("--processes", type=int, default=6)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument(
+        "--case", action="append", help="only this case, as POLICY:JOBS (e.g. fifo:256)"
+    )
+    parser.add_argument("--layout", action="append", choices=LAYOUTS, help="only this layout")
     parser.add_argument("--child", nargs=2, metavar=("SIDE", "CASE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -234,7 +248,8 @@ def main() -> None:
     if args.gavel is None:
         print("gavel_policies: skipped, no checkout of Gavel's repository given (--gavel DIR)")
         return
-    for line in table(args.gavel.resolve(), args.processes, args.calls):
+    layouts = tuple(args.layout) if args.layout else LAYOUTS
+    for line in table(args.gavel.resolve(), args.processes, args.calls, args.case, layouts):
         print(line, flush=True)
 
 

@@ -6,19 +6,18 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 import numpy as np
-from pydantic import ValidationError
 
 from apportion.solver.arrays import ClusterArrays
-from apportion.solver.backends import AUTO, backend_names, capable_of, get_backend
 from apportion.solver.collector import paused_gc
 from apportion.solver.context import Captured, ExportContext, SolveContext, describe
-from apportion.solver.errors import FieldError, InputError, did_you_mean
+from apportion.solver.errors import FieldError, InputError
 from apportion.solver.options import PolicyOptions, SolveOptions
 from apportion.solver.policy import AnyPolicy, Outcome
-from apportion.solver.registry import DEFAULT_POLICY, find_policy, resolve, unknown_policy
+from apportion.solver.registry import DEFAULT_POLICY, find_policy, resolve
+from apportion.solver.request import checked_request
 from apportion.solver.result import Explanation, GpuTypeUsage, SolveResult, SolverReport
 from apportion.solver.result.table import JobTable, Layout
 from apportion.solver.snapshot import Snapshot, parse_snapshot
@@ -26,7 +25,6 @@ from apportion.solver.snapshot.columnar import located_by_column
 from apportion.solver.snapshot.columns import JobColumns
 from apportion.solver.status import Status
 
-M = TypeVar("M", SolveOptions, PolicyOptions)
 EXPORT_SUFFIXES = (".lp", ".mps")
 
 
@@ -179,122 +177,10 @@ def prepare(
     return Prepared(snap, chosen, common, own, note)
 
 
-def checked_request(
-    policy: str | None, options: Mapping[str, Any]
-) -> tuple[AnyPolicy, SolveOptions, PolicyOptions, str] | InputError:
-    """The policy `policy` names with its validated options and note, or every problem with
-    the name and the options (returned, so a caller can report them with others)."""
-    try:
-        chosen, implied, note = resolve_policy(policy, options)
-        common, own = split_options(chosen, {**implied, **options})
-        return chosen, check_backend(chosen, with_defaults(chosen, common)), own, note
-    except InputError as exc:
-        return exc
-
-
 def _named_in(snapshot: Snapshot | Mapping[str, Any]) -> str | None:
     """The policy an unparsable snapshot names, if it names one by a string."""
     named = snapshot.get("policy") if isinstance(snapshot, Mapping) else None
     return named if isinstance(named, str) else None
-
-
-def with_defaults(policy: AnyPolicy, options: SolveOptions) -> SolveOptions:
-    """The request's options with the policy's defaults where the request left them unset."""
-    defaults = policy.defaults
-    update = {
-        key: value
-        for key, value in (("time_limit", defaults.time_limit), ("mip_gap", defaults.mip_gap))
-        if value is not None and getattr(options, key) is None
-    }
-    return options.model_copy(update=update) if update else options
-
-
-def check_backend(policy: AnyPolicy, options: SolveOptions) -> SolveOptions:
-    """Backend and sub-solver must exist and be able to solve the policy's problem class; an
-    error names the alternatives. Returns the options with the solver's canonical spelling."""
-    if options.backend == AUTO:
-        if options.solver is not None:
-            raise InputError.single(
-                ("options", "solver"),
-                f"solver {options.solver!r} needs a backend: set options.backend to one of "
-                + "; ".join(
-                    f"{n} ({', '.join(get_backend(n).available_solvers())})"
-                    for n in backend_names()
-                    if n != AUTO
-                ),
-            )
-        return options
-    backend = get_backend(options.backend)
-    try:
-        solver = backend.resolve_solver(options.solver)
-    except ValueError as exc:
-        raise InputError.single(("options", "solver"), str(exc)) from None
-    for needs in sorted(policy.needs - backend.features_for(solver)):
-        who = options.backend + (f" with solver {solver}" if solver else "")
-        raise InputError.single(
-            ("options", "solver" if solver else "backend"),
-            f"backend {who} cannot solve {needs.value.upper()} models ({policy.name}); use "
-            + ", ".join([AUTO, *capable_of(needs)]),
-        )
-    return options.model_copy(update={"solver": solver})
-
-
-def resolve_policy(
-    name: str | None, options: Mapping[str, Any]
-) -> tuple[AnyPolicy, dict[str, Any], str]:
-    """The policy `name` means (default: max-min fairness), the options its name implies and
-    the note that says so. An option given against what the name implies is an error."""
-    wanted = name or DEFAULT_POLICY
-    resolved = resolve(wanted)
-    found = None if resolved is None else find_policy(resolved.policy)
-    if resolved is None or found is None:
-        raise InputError.single(("policy",), unknown_policy(wanted))
-    clashes = [
-        FieldError(
-            ("options", key),
-            f"policy {wanted!r} implies {key}={value!r}; give {resolved.policy} to choose it",
-        )
-        for key, value in resolved.options.items()
-        if key in options and options[key] != value
-    ]
-    if clashes:
-        raise InputError(clashes)
-    return found, dict(resolved.options), resolved.note
-
-
-def split_options(policy: AnyPolicy, raw: Mapping[str, Any]) -> tuple[SolveOptions, PolicyOptions]:
-    """Common options go to `SolveOptions`, the rest to the policy's own options model."""
-    common_keys = SolveOptions.model_fields.keys()
-    errors: list[FieldError] = []
-    common = _validate(SolveOptions, {k: v for k, v in raw.items() if k in common_keys}, errors)
-    own = _validate(policy.options, {k: v for k, v in raw.items() if k not in common_keys}, errors)
-    if common is not None and common.backend not in backend_names():
-        errors.append(
-            FieldError(
-                ("options", "backend"),
-                f"unknown backend {common.backend!r}; choose one of {', '.join(backend_names())}",
-            )
-        )
-    if errors or common is None or own is None:
-        known = [*common_keys, *policy.options.model_fields]
-        raise InputError([_near(e, known) for e in errors])
-    return common, own
-
-
-def _near(error: FieldError, known: list[str]) -> FieldError:
-    """An unknown option's error with the nearest option name, common or the policy's own."""
-    if error.type != "extra_forbidden" or len(error.loc) != 2:
-        return error
-    hint = did_you_mean(str(error.loc[1]), known)
-    return FieldError(error.loc, error.msg + hint, error.type)
-
-
-def _validate(model: type[M], data: dict[str, Any], errors: list[FieldError]) -> M | None:
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        errors.extend(InputError.from_validation(exc, ("options",)).errors)
-        return None
 
 
 def to_result(
@@ -313,12 +199,14 @@ def to_result(
     jobs = job_table(problem, outcome, eff, x, layout)
     gpu_types = [
         GpuTypeUsage(
-            name=name,
-            available=int(problem.gpu_count[k]),
-            used=float(used[k]),
-            utilization=float(used[k] / problem.gpu_count[k]) if problem.gpu_count[k] else 0.0,
+            name=name, available=int(count), used=gpus, utilization=gpus / count if count else 0.0
         )
-        for k, name in enumerate(problem.gpu_names)
+        for name, count, gpus in zip(
+            problem.gpu_names,
+            problem.gpu_count.tolist(),
+            np.asarray(used, float).tolist(),
+            strict=True,
+        )
     ]
     return SolveResult.model_construct(
         schema_version="1",
@@ -378,14 +266,15 @@ def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> dict[int, str]
     """The jobs with a reason, if they got nothing: the policy's own, else (with a solution)
     that other jobs' shares bind first. Time given to a job without throughput data is still
     time given."""
-    why: dict[int, str] = {}
+    given = outcome.reasons  # with every reason given (the usual case) copied at C speed
+    why = dict(given) if all(given.values()) else {j: r for j, r in given.items() if r}
     if outcome.status.has_solution:
         idle = np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist()
-        why = dict.fromkeys(idle, "allocated no time: other jobs' shares bind first")
-        for j in outcome.placements.keys() & why.keys():
-            del why[j]
-    given = outcome.reasons  # with every reason given (the usual case) copied at C speed
-    why.update(given if all(given.values()) else {j: r for j, r in given.items() if r})
+        # Most idle jobs have the policy's reason already: only the others get this one.
+        left = set(idle).difference(why, outcome.placements)
+        if left:
+            bind = "allocated no time: other jobs' shares bind first"
+            why.update((j, bind) for j in idle if j in left)
     return why
 
 

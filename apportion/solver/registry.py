@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -34,7 +35,9 @@ class Entry:
     gavel: tuple[tuple[str, Implied], ...] = ()
 
     def load(self) -> AnyPolicy:
-        policy: AnyPolicy = getattr(importlib.import_module(self.module), self.attribute)
+        # Once imported, read from the modules loaded (every request names its policy twice).
+        module = sys.modules.get(self.module) or importlib.import_module(self.module)
+        policy: AnyPolicy = getattr(module, self.attribute)
         return policy
 
     @property

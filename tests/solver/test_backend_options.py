@@ -12,8 +12,8 @@ from apportion.solver.backends import Feature
 from apportion.solver.context import SolveContext, SolveRequest
 from apportion.solver.model import Model, Sense
 from apportion.solver.options import SolveOptions
-from apportion.solver.pipeline import check_backend
 from apportion.solver.policy import Policy
+from apportion.solver.request import check_backend
 from tests.conformance.cases_max_min import TWO_BY_TWO
 from tests.conformance.combos import backend_solvers, pair_id
 

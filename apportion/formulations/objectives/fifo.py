@@ -51,6 +51,8 @@ Mode = Literal["strict", "backfill", "gavel"]
 
 # What happened to each job of the queue.
 PLACED, NO_ROOM, NO_GAIN, BEHIND = 0, 1, 2, 3
+# The state of a walked job by its pick + 2 (a type, −1 for no room, −2 for no gain).
+_WALKED = np.array([NO_GAIN, NO_ROOM, PLACED])
 # Resumptions of the vectorized pass before the rest of the queue is walked job by job (only
 # reached with very many distinct scale factors).
 MAX_ROUNDS = 64
@@ -62,6 +64,9 @@ SHORT_QUEUE = 48
 # vectorized steps over the whole queue (`bench.gavel_policies`); a longer queue goes on
 # vectorized from there.
 WALK_FIRST = 2048
+# Up to this many ties of arrival times, each run of ties is sorted by id in Python; more are
+# ranked all at once.
+FEW_TIES = 64
 
 
 class FifoOptions(PolicyOptions):
@@ -78,12 +83,39 @@ def queue_order(problem: ClusterArrays) -> IntArray:
     """Job indices by arrival time, ties by id."""
     order: IntArray = problem.arrival_time.argsort(kind="stable")
     arrival = problem.arrival_time[order]
-    equal = arrival[1:] == arrival[:-1]
-    if not np.count_nonzero(equal):
+    tied = np.flatnonzero(arrival[1:] == arrival[:-1])  # queue[i] ties with queue[i + 1]
+    if not tied.size:
         return order  # no ties: the ids are never compared
+    if tied.size > FEW_TIES:
+        return _by_id(problem, order, arrival, tied)
+    # A few runs of equal arrivals, each put in id order in Python.
+    ids, queue = problem.job_ids, order.tolist()
+    for start, stop in _runs(tied.tolist()):
+        queue[start:stop] = sorted(queue[start:stop], key=ids.__getitem__)
+    return np.array(queue, dtype=order.dtype)
+
+
+def _runs(tied: list[int]) -> list[tuple[int, int]]:
+    """The runs of equal arrivals, [start, stop) in the queue, from the positions that tie
+    with the next."""
+    runs: list[tuple[int, int]] = []
+    for i in tied:
+        if runs and runs[-1][1] == i + 1:
+            runs[-1] = (runs[-1][0], i + 2)
+        else:
+            runs.append((i, i + 2))
+    return runs
+
+
+def _by_id(
+    problem: ClusterArrays, order: IntArray, arrival: FloatArray, tied: IntArray
+) -> IntArray:
+    """`order` with its many ties put in id order, all at once."""
+    equal = np.zeros(order.size, dtype=bool)
+    equal[tied] = equal[tied + 1] = True
+    at = np.flatnonzero(equal)
     # Only the tied jobs are reordered, by their ids (compared in Python: an array of strings
     # of every id is costly); a group of ties is a run of equal arrivals among them.
-    at = np.flatnonzero(np.concatenate([equal, [False]]) | np.concatenate([[False], equal]))
     jobs = order[at]
     ids = problem.job_ids
     names = [ids[j] for j in jobs.tolist()]
@@ -128,7 +160,7 @@ def run(
         "jobs running",
         allocation,
         reasons,
-        job_metrics={"queue_position": position.astype(object), "running": flags.astype(object)},
+        job_metrics={"queue_position": position, "running": flags},
         summary={
             "mode": options.mode,
             "running": started,
@@ -225,25 +257,40 @@ def _walk(
     that keeps closing new (type, scale factor) pairs), lowering `free` in place; the
     position of the job that stopped the queue, if one did."""
     left = free.tolist()
-    rates = speed[pos:end].tolist()
     types = range(len(left))
-    sizes = scale[pos:end].tolist()
-    for j, (s, rate) in enumerate(zip(sizes, rates, strict=True), start=pos):
+    block = speed[pos:end]
+    rates = block.T.tolist()  # a list per type: a list per job would cost twice as much
+    # Per job walked: the type it takes, or −1 (no type with room) or −2 (room only where it
+    # makes no progress); written to the arrays at once.
+    picks = block.argmax(axis=1).tolist()  # first its fastest type (of equals, the first)
+    stop = None
+    for j, (s, first) in enumerate(zip(scale[pos:end].tolist(), picks, strict=True)):
+        if left[first] >= s and rates[first][j] > 0:
+            left[first] -= s
+            continue
         # The fastest type with room (the first of equals); rate 0 is no progress.
         best, top, fits = -1, 0.0, False
         for k in types:
             if left[k] >= s:
                 fits = True
-                if rate[k] > top:
-                    best, top = k, rate[k]
+                if rates[k][j] > top:
+                    best, top = k, rates[k][j]
         if best >= 0:
-            choice[j], state[j] = best, PLACED
             left[best] -= s
         elif mode == "strict" or (mode == "gavel" and not fits):
-            state[j + 1 :] = BEHIND
-            return j
+            stop = pos + j
+            del picks[j:]
+            break
         elif mode == "gavel":
-            state[j] = NO_GAIN
+            best = -2
+        picks[j] = best
+    walked = np.array(picks, dtype=np.int64)
+    done = slice(pos, pos + walked.size)
+    choice[done] = np.maximum(walked, -1)
+    state[done] = _WALKED[np.minimum(walked, 0) + 2]
+    if stop is not None:
+        state[stop + 1 :] = BEHIND
+        return stop
     free[:] = left
     return None
 

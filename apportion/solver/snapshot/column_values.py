@@ -60,40 +60,87 @@ def real_values(
     column: Sequence[Any] | np.ndarray, zero: bool, signed: bool
 ) -> tuple[FloatArray, BoolArray] | None:
     """(values, missing) of a column of numbers, null (NaN) where not given, each 0 (when
-    `zero`) or of a magnitude from `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (either sign if `signed`)."""
+    `zero`) or of a magnitude from `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (either sign if `signed`).
+    The values are the column's own copy."""
     read = _floats(column, "fiu", _NUMBERS)
     if read is None:
         return None
     values, missing = read
+    return read if in_range(values, zero, signed, missing) else None
+
+
+def plain_reals(column: Any, rows: int, zero: bool, signed: bool) -> FloatArray | None:
+    """The usual column of numbers read at once: a numeric numpy array (not masked) of `rows`
+    entries, every one in range (as `real_values`), as floats (a copy). None for anything
+    else: the column is then read as `real_values` reads it, and each problem found."""
+    if type(column) is not np.ndarray or column.shape != (rows,) or column.dtype.kind not in "fiu":
+        return None
+    values = column.astype(float)
+    return values if in_range(values, zero, signed) else None
+
+
+def plain_counts(column: Any, rows: int) -> FloatArray | None:
+    """`plain_reals` for whole numbers (an integer array) from 1 to `MAX_COUNT`."""
+    if type(column) is not np.ndarray or column.shape != (rows,) or column.dtype.kind not in "iu":
+        return None
+    values = column.astype(float)
+    return values if _inside(values, 1, MAX_COUNT) else None
+
+
+def in_range(
+    values: FloatArray, zero: bool, signed: bool, missing: BoolArray | None = None
+) -> bool:
+    """Whether every value not `missing` is 0 (when `zero`) or of a magnitude from
+    `MIN_MAGNITUDE` to `MAX_MAGNITUDE` (either sign if `signed`); NaN never is."""
     size = np.abs(values) if signed else values
+    if _inside(size, MIN_MAGNITUDE, MAX_MAGNITUDE):
+        return True
     inside = (size >= MIN_MAGNITUDE) & (size <= MAX_MAGNITUDE)
     if zero:
         inside |= values == 0
-    if not bool((inside | missing).all()):
-        return None
-    return np.where(missing, np.nan, values), missing
+    if missing is not None:
+        inside |= missing
+    return bool(inside.all())
 
 
 def count_values(column: Sequence[Any] | np.ndarray) -> tuple[FloatArray, BoolArray] | None:
     """(values, missing) of a column of whole numbers from 1 to `MAX_COUNT` (JSON integers, not
-    booleans nor floats: an integer dtype in numpy), null where not given."""
+    booleans nor floats: an integer dtype in numpy), null (NaN) where not given."""
     read = _floats(column, "iu", _INTEGERS)
     if read is None:
         return None
     values, missing = read
+    if _inside(values, 1, MAX_COUNT):
+        return read
     inside = (values >= 1) & (values <= MAX_COUNT)
     return read if bool((inside | missing).all()) else None
+
+
+def _inside(values: FloatArray, low: float, high: float) -> bool:
+    """Whether the extremes settle it: every value from `low` to `high`, none NaN (a NaN makes
+    both comparisons false). Two reductions instead of a mask per rule; when they do not
+    settle it (a 0, a null, a value out of range), the entries are checked one by one."""
+    return (
+        bool(values.size)
+        and bool(np.minimum.reduce(values, axis=None) >= low)
+        and bool(np.maximum.reduce(values, axis=None) <= high)
+    )
 
 
 def _floats(
     column: Sequence[Any] | np.ndarray, kinds: str, types: frozenset[type]
 ) -> tuple[FloatArray, BoolArray] | None:
-    """(values as floats, missing) of an array of dtype `kinds`, or of a list of Python `types`
-    (None: missing); None for anything else."""
+    """(values as floats, NaN where missing; missing) of an array of dtype `kinds`, or of a
+    list of Python `types` (None: missing); None for anything else. The values are a copy."""
     if isinstance(column, np.ndarray):
         if column.dtype.kind not in kinds:
             return None
-        return np.asarray(np.ma.getdata(column), dtype=float), np.ma.getmaskarray(column)
+        if type(column) is np.ndarray:  # nothing masked: no entry is missing
+            return column.astype(float), np.zeros(column.size, dtype=bool)
+        missing = np.ma.getmaskarray(column)
+        values = np.ma.getdata(column).astype(float)
+        values[missing] = np.nan
+        return values, missing
     given = set(map(type, column))
     if not given <= types:
         return None
@@ -114,16 +161,22 @@ def name_values(column: Sequence[Any] | np.ndarray, nullable: bool = False) -> l
     the pydantic type decides."""
     given = plain(column) if isinstance(column, np.ndarray) else list(column)
     names = list(filter(partial(is_not, None), given)) if nullable else given
-    if not set(map(type, names)) <= {str}:
+    # str.strip returns the very string when there is nothing to strip and it is a str (a
+    # subclass gets a copy; anything else raises), and strips every character pydantic's does
+    # (and a few control characters more: those go to pydantic).
+    try:
+        if not all(map(is_, names, map(str.strip, names))):
+            return None
+    except TypeError:
         return None
-    # str.strip returns the very string when there is nothing to strip, and strips every
-    # character pydantic's does (and a few control characters more: those go to pydantic).
-    if not all(map(is_, names, map(str.strip, names))):
-        return None
-    lengths = np.fromiter(map(len, names), dtype=np.int64, count=len(names))
-    if lengths.size and (lengths.min() < 1 or lengths.max() > MAX_NAME):
+    if "" in names or max(map(len, names), default=0) > MAX_NAME:
         return None
     return given
+
+
+def plain_name(value: Any) -> bool:
+    """Whether `value` is one name as `name_values` accepts it, as it stands."""
+    return type(value) is str and value.strip() is value and 0 < len(value) <= MAX_NAME
 
 
 def flag_values(column: Sequence[Any] | np.ndarray) -> BoolArray | None:

@@ -136,10 +136,10 @@ def jobs_from_columns(
     if reader.rows is None:  # no column of ids: nothing to hold the other columns against
         return reader.errors
     m = reader.rows
-    scale: FloatArray | None = np.ones(m)
-    if "scale_factor" in document:
-        scale = _counts(reader, document["scale_factor"])
-    reals = {name: _reals(reader, name, document[name]) for name in RANGES if name in document}
+    scale = (
+        _counts(reader, document["scale_factor"], m) if "scale_factor" in document else np.ones(m)
+    )
+    reals = {name: _reals(reader, name, document[name], m) for name in RANGES if name in document}
     matrix = _throughput(reader, document.get("throughput", {}), gpu_names or [], m)
     classes = flags = None
     if "workload_class" in document:
@@ -193,17 +193,31 @@ def _names(column: Column) -> list[str | None] | None:
     return cv.name_values(column, nullable=True)
 
 
-def _counts(reader: _Reader, value: Any) -> FloatArray | None:
+def _counts(reader: _Reader, value: Any, m: int) -> FloatArray | None:
     """Scale factors, 1 where not given."""
+    plain = cv.plain_counts(value, m)
+    if plain is not None:
+        return plain
     read = reader.values(("scale_factor",), value, cv.count_values)
-    return None if read is None else np.where(read[1], 1.0, read[0])
+    return None if read is None else _filled(*read, 1.0)
 
 
-def _reals(reader: _Reader, name: str, value: Any) -> FloatArray | None:
+def _reals(reader: _Reader, name: str, value: Any, m: int) -> FloatArray | None:
     """A real field: NaN where not given, except `weight`, 1 by default."""
     zero, signed = RANGES[name]
+    plain = cv.plain_reals(value, m, zero, signed)
+    if plain is not None:
+        return plain
     read = reader.values((name,), value, lambda c: cv.real_values(c, zero, signed))
-    return None if read is None else np.where(read[1], 1.0 if name == "weight" else np.nan, read[0])
+    if read is None or name != "weight":  # NaN where not given already
+        return None if read is None else read[0]
+    return _filled(*read, 1.0)
+
+
+def _filled(values: FloatArray, missing: BoolArray, default: float) -> FloatArray:
+    """`values` (the column's own copy) with `default` where not given."""
+    np.copyto(values, default, where=missing)
+    return values
 
 
 def _throughput(
@@ -216,6 +230,9 @@ def _throughput(
         reason = "Input should be a valid dictionary"
         reader.errors.append(FieldError(("throughput",), reason, "dict_type"))
         return None
+    at_once = _plain_throughput(value, gpu_names, m)
+    if at_once is not None:
+        return at_once
     # Built a type at a time, each type's column contiguous; handed on as (jobs × types).
     by_type, given = np.zeros((len(gpu_names), m)), np.zeros((len(gpu_names), m), dtype=bool)
     column_of = {name: k for k, name in enumerate(gpu_names)}
@@ -228,19 +245,47 @@ def _throughput(
             fine = False
             continue
         values, missing = read
+        present = ~missing
         if name not in column_of:
-            if not missing.all():
+            if present.any():
                 reason = f"unknown GPU type {name!r}"
                 reader.errors.append(FieldError(loc, reason, "unknown_gpu_type"))
                 fine = False
             continue
         k = column_of[name]
-        by_type[k] = np.where(missing, by_type[k], values)
-        given[k] |= ~missing
+        np.copyto(by_type[k], values, where=present)
+        given[k] |= present
     return (by_type.T, given.T) if fine else None
 
 
+def _plain_throughput(
+    value: Mapping[Any, Any], gpu_names: list[str], m: int
+) -> tuple[FloatArray, BoolArray] | None:
+    """The usual throughput columns read at once: each a numeric numpy array (not masked) of
+    `m` entries under the name of a GPU type as it is, all of them in range. None for anything
+    else: the columns are then read one by one, and each problem found."""
+    columns = list(value.values())
+    if not all(
+        type(c) is np.ndarray and c.dtype.kind in "fiu" and c.shape == (m,) for c in columns
+    ):
+        return None
+    column_of = {name: k for k, name in enumerate(gpu_names)}
+    rows = [column_of.get(key, -1) if type(key) is str else -1 for key in value]
+    if not columns or min(rows) < 0:
+        return None
+    given = np.array(columns, dtype=float)  # (given types × jobs), a copy
+    if not cv.in_range(given, zero=True, signed=False):
+        return None
+    if rows == list(range(len(gpu_names))):
+        return given.T, np.ones((m, len(gpu_names)), dtype=bool)
+    by_type, known = np.zeros((len(gpu_names), m)), np.zeros((len(gpu_names), m), dtype=bool)
+    by_type[rows], known[rows] = given, True
+    return by_type.T, known.T
+
+
 def _type_name(reader: _Reader, loc: Loc, key: Any) -> str | None:
+    if cv.plain_name(key):
+        return str(key)
     names, refused = cv.refusals([key], Name)
     for _, msg, kind in refused:
         reader.errors.append(FieldError(loc, msg, kind))

@@ -145,21 +145,27 @@ def parse_snapshot(data: Any) -> Snapshot:
 
 
 def _by_columns(data: Any) -> Snapshot | None:
-    """The snapshot with its jobs validated as columns (`solver.snapshot.columns`), or None for
-    the full validation to decide. The rest of the document is validated as always, without
-    its jobs: then no cross-field rule can involve a job except the ones checked here (ids
-    unique, throughputs naming known types), the columns' fields carrying no other."""
-    if (
-        not isinstance(data, dict)
-        or data.get("job_pairs")
-        or not isinstance(data.get("jobs"), list)
-    ):
+    """The snapshot with its jobs validated as columns (a list of plain jobs:
+    `solver.snapshot.columns`; jobs given as columns: `solver.snapshot.columnar`), or None for
+    the full validation to decide (and report every problem). The rest of the document is
+    validated as always, without its jobs: then no cross-field rule can involve a job except
+    the ones checked here (ids unique, throughputs naming known types), the columns' fields
+    carrying no other."""
+    if not isinstance(data, dict) or data.get("job_pairs"):
+        return None
+    given = data.get("jobs")
+    if not isinstance(given, list | Mapping):
         return None
     try:
         rest = Snapshot.model_validate({**data, "jobs": []})
     except ValidationError:
         return None
-    jobs = job_columns(data["jobs"], [g.name for g in rest.gpu_types])
+    names = [g.name for g in rest.gpu_types]
+    if isinstance(given, list):
+        jobs = job_columns(given, names)
+    else:
+        read = jobs_from_columns(given, names)
+        jobs = read if isinstance(read, JobColumns) else None
     if jobs is None:
         return None
     return rest.model_copy(update={"jobs": jobs})

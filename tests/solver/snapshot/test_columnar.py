@@ -252,3 +252,51 @@ def test_the_schema_of_columns_accepts_what_the_columns_accept(jobs: list[dict[s
     JobsAsColumns.model_validate(columns)
     parse_snapshot({"gpu_types": GPU_TYPES, "jobs": columns})
     assert set(JobsAsColumns.model_fields) == FIELDS
+
+
+#: Numbers numpy columns can hold that a field refuses (the plain arrays are read at once).
+NUMPY_BAD: dict[str, list[Any]] = {
+    "weight": [0.0, -1.0, np.nan, np.inf, 1e16, 1e-13],
+    "steps_remaining": [-1.0, 1e-13, 1e16, np.nan],
+    "arrival_time": [1e16, -1e16, 1e-13, -np.inf],
+    "throughput": [-1.0, 1e16, 1e-13, np.nan],
+    "scale_factor": [0, -1, 10**9 + 1],
+}
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(plain_jobs(), st.data())
+def test_numpy_columns_read_at_once_answer_as_their_lists_do(
+    jobs: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """Complete numpy columns (every job gives every field), throughputs in any order and for
+    some types only, valid or with one bad number: the same snapshot, or the same errors, as
+    the same columns given as lists."""
+    types = data.draw(st.permutations(["k80", "v100"]))[: data.draw(st.integers(1, 2))]
+    lists: dict[str, Any] = {
+        "id": [job["id"] for job in jobs],
+        "scale_factor": [job.get("scale_factor", 1) for job in jobs],
+        "weight": [float(job.get("weight", 1.0)) for job in jobs],
+        "steps_remaining": [job.get("steps_remaining", 5.0) for job in jobs],
+        "arrival_time": [job.get("arrival_time", 0.0) for job in jobs],
+        "throughput": {t: [job.get("throughput", {}).get(t, 0.0) for job in jobs] for t in types},
+    }
+    if data.draw(st.booleans()):
+        field = data.draw(st.sampled_from(sorted(NUMPY_BAD)))
+        j = data.draw(st.integers(0, len(jobs) - 1))
+        column = lists["throughput"][types[0]] if field == "throughput" else lists[field]
+        column[j] = data.draw(st.sampled_from(NUMPY_BAD[field]))
+    arrays = {
+        **{k: np.array(v) for k, v in lists.items() if k not in ("id", "throughput")},
+        "id": lists["id"],
+        "throughput": {t: np.array(v) for t, v in lists["throughput"].items()},
+    }
+    as_lists = {"gpu_types": GPU_TYPES, "jobs": copy.deepcopy(lists)}
+    as_arrays = {"gpu_types": GPU_TYPES, "jobs": arrays}
+    assert column_errors(as_arrays) == column_errors(as_lists)
+    if not column_errors(as_lists):
+        a, b = parse_snapshot(as_lists), parse_snapshot(as_arrays)
+        assert a.jobs.columns() == b.jobs.columns()  # type: ignore[attr-defined]
+        x, y = ClusterArrays.from_snapshot(a), ClusterArrays.from_snapshot(b)
+        for name in ("throughput", "scale_factor", "weight", "steps_remaining", "arrival_time"):
+            assert np.array_equal(getattr(x, name), getattr(y, name), equal_nan=True)

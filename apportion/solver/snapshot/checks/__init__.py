@@ -25,9 +25,11 @@ def consistency_errors(snapshot: SnapshotView) -> list[FieldError]:
         errors.append(
             FieldError(("gpu_types",), "the cluster is empty: no GPUs of any type", "empty_cluster")
         )
-    for name, n in Counter(type_names).items():
-        if n > 1:
-            errors.append(FieldError(("gpu_types",), f"duplicate GPU type {name!r}", "duplicate"))
+    if len(set(type_names)) < len(type_names):  # counted only when some name repeats
+        for name, n in Counter(type_names).items():
+            if n > 1:
+                reason = f"duplicate GPU type {name!r}"
+                errors.append(FieldError(("gpu_types",), reason, "duplicate"))
     known = set(type_names)
     jobs = snapshot.jobs
     ids = [job.id for job in jobs]
