@@ -48,8 +48,9 @@ def _total(cluster: sia.ClusterSpec) -> int:
     return sum(cluster.gpus.values())
 
 
-#: The world's sizes in GPUs, each Sia's node layout or a stated scaling of it.
-CLUSTERS = {_total(c): c for c in (sia.SIA_CLUSTER, halved(sia.SIA_CLUSTER))}
+#: The world's sizes in GPUs, each Sia's node layout or a stated scaling of it; the more
+#: loaded first, as the study runs them.
+CLUSTERS = {_total(c): c for c in (halved(sia.SIA_CLUSTER), sia.SIA_CLUSTER)}
 
 
 def run_window(family: str, number: int, gpus: int, window: Window, policy: str) -> dict[str, Any]:
@@ -84,17 +85,19 @@ def _run(args: tuple[str, int, int, Window, str]) -> dict[str, Any]:
 
 
 def tasks_of(world: World, full: bool) -> tuple[list[tuple[Any, ...]], list[dict[str, Any]]]:
-    """Every run of `world` and its labels, window by window: window k of every trace, size
-    and policy before window k + 1, so a study stopped early holds whole windows."""
+    """Every run of `world` and its labels, size by size in the world's order, then window by
+    window: window k of every workload and policy before window k + 1, so a study stopped
+    early holds whole windows of the sizes it reached."""
     drawn = {}
     for trace, (family, number) in WORKLOADS.items():
         arrivals = [j.time for j in sia.workload(family, number)]
         drawn[trace] = windows_of(arrivals, world.length[trace][1 if full else 0])
+    sizes = dict.fromkeys(gpus for trace in WORKLOADS for gpus in world.sizes[trace])
     tasks, labels = [], []
-    for index in range(max(len(w) for w in drawn.values())):
-        for trace, (family, number) in WORKLOADS.items():
-            window = drawn[trace][index]
-            for gpus in world.sizes[trace]:
+    for gpus in sizes:
+        for index in range(max(len(w) for w in drawn.values())):
+            for trace, (family, number) in WORKLOADS.items():
+                window = drawn[trace][index]
                 for policy in world.policies:
                     tasks.append((family, number, gpus, window, policy))
                     labels.append(

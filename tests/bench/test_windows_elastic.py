@@ -22,7 +22,7 @@ def test_the_second_size_is_sias_nodes_halved_rounded_up() -> None:
     assert half.gpus_per_node == sia.SIA_CLUSTER.gpus_per_node
     assert half.max_nodes == sia.SIA_CLUSTER.max_nodes
     assert CLUSTERS[64] == sia.SIA_CLUSTER
-    assert sorted(CLUSTERS) == [36, 64]
+    assert list(CLUSTERS) == [36, 64]
 
 
 def test_halving_keeps_at_least_half_of_every_type_and_a_node() -> None:
@@ -34,20 +34,26 @@ def test_halving_keeps_at_least_half_of_every_type_and_a_node() -> None:
             assert half.nodes[gpu] >= 1
 
 
-def test_runs_come_window_by_window_on_the_seeds_windows() -> None:
+def test_runs_come_size_by_size_then_window_by_window_on_the_seeds_windows() -> None:
     world = elastic_world()
     tasks, labels = tasks_of(world, full=True)
-    sizes = len(CLUSTERS)
-    per_window = 2 * sizes * len(POLICIES)  # two workloads
-    assert len(tasks) == len(labels) == per_window * len(set(lab["window"] for lab in labels))
-    assert [lab["window"] for lab in labels] == sorted(lab["window"] for lab in labels)
+    per_window = 2 * len(POLICIES)  # two workloads
+    count = len(tasks) // (per_window * len(CLUSTERS))
+    order = [(lab["gpus"] != 36, lab["window"]) for lab in labels]
+    assert order == sorted(order)  # the halved cluster first, each size's windows in turn
+    assert len(tasks) == len(labels) == per_window * len(CLUSTERS) * count
     saturn = [j.time for j in sia.workload("saturn", 1)]
-    expected = draw_windows(saturn, len(tasks) // per_window, WINDOW_SEED, jobs=20)
-    mine = [t[3] for t, lab in zip(tasks, labels, strict=True) if lab["trace"] == "sia_saturn1"]
-    assert mine[:: sizes * len(POLICIES)] == expected
+    expected = draw_windows(saturn, count, WINDOW_SEED, jobs=20)
+    for gpus in CLUSTERS:
+        mine = [
+            t[3]
+            for t, lab in zip(tasks, labels, strict=True)
+            if lab["trace"] == "sia_saturn1" and lab["gpus"] == gpus == t[2]
+        ]
+        assert mine[:: len(POLICIES)] == expected
     first = labels[:per_window]
     assert {(lab["trace"], lab["gpus"], lab["policy"]) for lab in first} == {
-        (t, g, p) for t in ("sia_saturn1", "sia_philly1") for g in (64, 36) for p in POLICIES
+        (t, 36, p) for t in ("sia_saturn1", "sia_philly1") for p in POLICIES
     }
     assert all(lab["jobs"] == 20 for lab in labels)
 
