@@ -13,8 +13,12 @@ cluster sizes, under the same mechanics:
 - contention (DeepShare): `simulate` and `real` trace0 on 4 and 8 nodes of 8 GPUs, 300-s rounds:
   the contention placement (W1 and priority levels as tuned, `CONTENTION_W1`) against FIFO,
   SRTF and LAS; average and p99 JCT;
-- elastic (Sia): Saturn and Philly workload 1 on Sia's cluster: `sia` against ONES (its exact
-  policy `ones` and its evolutionary search) and `elastic_max_goodput`; average JCT.
+- elastic (Sia): Saturn and Philly workload 1 on Sia's cluster and on its nodes halved: `sia`
+  against ONES (its exact policy `ones` and its evolutionary search) and
+  `elastic_max_goodput`; average JCT (`bench.windows_elastic`);
+- gavel: Gavel's two physical-cluster traces on 36 and 108 GPUs (a third of each type) under
+  Gavel's rounds: heterogeneity-aware max-min and finish-time fairness against FIFO,
+  heterogeneity-agnostic max-min and SRTF; average JCT, and the worst job's (`bench.windows_gavel`).
 
 The windows are drawn once per trace by `WINDOW_SEED`, fixed before any policy was run on them
 (and never to be changed after looking); windows are of a fixed number of jobs, so a pooled
