@@ -172,6 +172,23 @@ def _estimation(q: dict[str, Any]) -> list[str]:
     return figures
 
 
+def _tiresias(q: dict[str, Any]) -> list[str]:
+    runs = q["policies"]
+    philly = q["windows"]["settings"]["philly 32"]["pooled"]["2d_las"]
+    return [
+        f"{q['las_vs_yarn_mean']:.2f}×",
+        f"{runs['2D-LAS']['jct_mean_h']:.2f} h against {runs['YARN-CS']['jct_mean_h']:.2f} h",
+        f"median {q['las_vs_yarn_median']:.1f}×",
+        f"2D-Gittins averages {runs['2D-Gittins']['jct_mean_h']:.2f} h",
+        f"{runs['2D-LAS exact']['jct_mean_h']:.2f} h against greedy 2D-LAS's",
+        f"{runs['2D-LAS exact']['preemptions']:.0f} preemptions against "
+        f"{runs['2D-LAS']['preemptions']:.0f}",
+        f"{q['windows']['count']} random windows of {q['windows']['jobs']['philly']}",
+        f"{philly['vs_yarn']:.2f}× YARN-CS's but {philly['pooled_vs_plain']:.2f}× SRTF's",
+        f"(worst window {philly['worst_vs_plain']:.2f}×)",
+    ]
+
+
 #: Per notebook, the figures its first cell must state, read from its saved quote (a notebook
 #: joins by adding its entry here).
 HEADLINES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
@@ -182,6 +199,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any]], list[str]]] = {
     "deadlines.ipynb": _deadlines,
     "elasticity.ipynb": _elasticity,
     "estimation.ipynb": _estimation,
+    "tiresias.ipynb": _tiresias,
 }
 
 
