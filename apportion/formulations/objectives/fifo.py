@@ -88,11 +88,11 @@ def queue_order(problem: ClusterArrays) -> IntArray:
         return order  # no ties: the ids are never compared
     if tied.size > FEW_TIES:
         return _by_id(problem, order, arrival, tied)
-    # A few runs of equal arrivals, each put in id order in Python.
-    ids, queue = problem.job_ids, order.tolist()
+    # A few runs of equal arrivals, each put in id order in Python, in place.
+    ids = problem.job_ids
     for start, stop in _runs(tied.tolist()):
-        queue[start:stop] = sorted(queue[start:stop], key=ids.__getitem__)
-    return np.array(queue, dtype=order.dtype)
+        order[start:stop] = sorted(order[start:stop].tolist(), key=ids.__getitem__)
+    return order
 
 
 def _runs(tied: list[int]) -> list[tuple[int, int]]:
