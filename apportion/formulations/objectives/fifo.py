@@ -148,7 +148,7 @@ def run(
     allocation = np.zeros((m, problem.num_types))
     allocation[placed, choice[running]] = 1.0
     blocked_by = None if stop is None else int(queue[stop])
-    reasons.update(_waiting(problem, queue, state, stop, options.mode))
+    _waiting(reasons, problem, queue, state, stop, options.mode)
     position = np.empty(m, dtype=np.int64)
     position[order] = np.arange(1, m + 1)
     flags = np.zeros(m, bool)
@@ -302,22 +302,26 @@ _WAITING = {
 
 
 def _waiting(
-    problem: ClusterArrays, queue: IntArray, state: IntArray, stop: int | None, mode: str
-) -> dict[int, str]:
-    """The reason of every job of the queue that does not run: before the job that stopped
-    the queue, one text per (kind, scale factor), shared (formatting one per job was most of
-    the pass on long queues); that job's own; one text for every job behind it."""
+    out: dict[int, str],
+    problem: ClusterArrays,
+    queue: IntArray,
+    state: IntArray,
+    stop: int | None,
+    mode: str,
+) -> None:
+    """Into `out`, the reason of every job of the queue that does not run: before the job that
+    stopped the queue, one text per (kind, scale factor), shared (formatting one per job was
+    most of the pass on long queues); that job's own; one text for every job behind it."""
     end = state.size if stop is None else stop
     waiting = np.nonzero(state[:end] != PLACED)[0]
-    out: dict[int, str] = {}
     if waiting.size:
         jobs = queue[waiting]
         size = 1 << 32  # above any scale factor: one integer key per (kind, scale factor)
         keys = (state[waiting] * size + problem.scale_factor[jobs].astype(np.int64)).tolist()
         shared = {key: _WAITING[key // size].format(key % size) for key in set(keys)}
-        out = dict(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
+        out.update(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
     if stop is None:
-        return out
+        return
     blocker = int(queue[stop])
     s = int(problem.scale_factor[blocker])
     if mode == "gavel":
@@ -326,7 +330,6 @@ def _waiting(
         out[blocker] = _WAITING[NO_ROOM].format(s)
     behind = f"waiting behind {problem.job_ids[blocker]!r} ({mode} FIFO)"
     out.update(dict.fromkeys(queue[stop + 1 :].tolist(), behind))
-    return out
 
 
 POLICY = Policy(
