@@ -269,7 +269,10 @@ def _reasons(outcome: Outcome, eff: np.ndarray, x: np.ndarray) -> dict[int, str]
     given = outcome.reasons  # with every reason given (the usual case) copied at C speed
     why = dict(given) if all(given.values()) else {j: r for j, r in given.items() if r}
     if outcome.status.has_solution:
-        idle = np.flatnonzero((eff <= 0) & (x.sum(axis=1) <= 0)).tolist()
+        # Row sums as a product with ones: numpy's sum along short rows costs three times as
+        # much, and adds each row in the same order.
+        given_any = x @ np.ones(x.shape[1])
+        idle = ((eff <= 0) & (given_any <= 0)).nonzero()[0].tolist()
         # Most idle jobs have the policy's reason already: only the others get this one.
         left = set(idle).difference(why, outcome.placements)
         if left:

@@ -64,6 +64,10 @@ SHORT_QUEUE = 48
 # vectorized steps over the whole queue (`bench.gavel_policies`); a longer queue goes on
 # vectorized from there.
 WALK_FIRST = 2048
+# The head is walked in stretches of this many jobs, then twice as many, and so on: turning a
+# job's rows into Python numbers costs about as much as walking it, and a contended queue
+# usually stops within the first stretch.
+FIRST_STRETCH = 128
 # Up to this many ties of arrival times, each run of ties is sorted by id in Python; more are
 # ranked all at once.
 FEW_TIES = 64
@@ -88,11 +92,11 @@ def queue_order(problem: ClusterArrays) -> IntArray:
         return order  # no ties: the ids are never compared
     if tied.size > FEW_TIES:
         return _by_id(problem, order, arrival, tied)
-    # A few runs of equal arrivals, each put in id order in Python.
-    ids, queue = problem.job_ids, order.tolist()
+    # A few runs of equal arrivals, each put in id order in Python, in place.
+    ids = problem.job_ids
     for start, stop in _runs(tied.tolist()):
-        queue[start:stop] = sorted(queue[start:stop], key=ids.__getitem__)
-    return np.array(queue, dtype=order.dtype)
+        order[start:stop] = sorted(order[start:stop].tolist(), key=ids.__getitem__)
+    return order
 
 
 def _runs(tied: list[int]) -> list[tuple[int, int]]:
@@ -148,7 +152,7 @@ def run(
     allocation = np.zeros((m, problem.num_types))
     allocation[placed, choice[running]] = 1.0
     blocked_by = None if stop is None else int(queue[stop])
-    reasons.update(_waiting(problem, queue, state, stop, options.mode))
+    _waiting(reasons, problem, queue, state, stop, options.mode)
     position = np.empty(m, dtype=np.int64)
     position[order] = np.arange(1, m + 1)
     flags = np.zeros(m, bool)
@@ -180,10 +184,13 @@ def place(
     choice = np.full(n, -1, dtype=np.int64)
     state = np.full(n, NO_ROOM, dtype=np.int64)
     free = capacity.astype(float)
-    pos = min(n, WALK_FIRST)
-    stop = _walk(speed, scale, free, mode, 0, choice, state, pos)
-    if stop is not None:
-        return choice, state, stop
+    pos, size, head = 0, FIRST_STRETCH, min(n, WALK_FIRST)
+    while pos < head:  # stretches that double: a queue that stops early is read no further
+        end = min(head, pos + size)
+        stop = _walk(speed, scale, free, mode, pos, choice, state, end)
+        if stop is not None:
+            return choice, state, stop
+        pos, size = end, 2 * size
     rounds = 0
     while pos < n:
         if rounds == MAX_ROUNDS or n - pos <= SHORT_QUEUE:
@@ -302,22 +309,26 @@ _WAITING = {
 
 
 def _waiting(
-    problem: ClusterArrays, queue: IntArray, state: IntArray, stop: int | None, mode: str
-) -> dict[int, str]:
-    """The reason of every job of the queue that does not run: before the job that stopped
-    the queue, one text per (kind, scale factor), shared (formatting one per job was most of
-    the pass on long queues); that job's own; one text for every job behind it."""
+    out: dict[int, str],
+    problem: ClusterArrays,
+    queue: IntArray,
+    state: IntArray,
+    stop: int | None,
+    mode: str,
+) -> None:
+    """Into `out`, the reason of every job of the queue that does not run: before the job that
+    stopped the queue, one text per (kind, scale factor), shared (formatting one per job was
+    most of the pass on long queues); that job's own; one text for every job behind it."""
     end = state.size if stop is None else stop
     waiting = np.nonzero(state[:end] != PLACED)[0]
-    out: dict[int, str] = {}
     if waiting.size:
         jobs = queue[waiting]
         size = 1 << 32  # above any scale factor: one integer key per (kind, scale factor)
         keys = (state[waiting] * size + problem.scale_factor[jobs].astype(np.int64)).tolist()
         shared = {key: _WAITING[key // size].format(key % size) for key in set(keys)}
-        out = dict(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
+        out.update(zip(jobs.tolist(), map(shared.__getitem__, keys), strict=True))
     if stop is None:
-        return out
+        return
     blocker = int(queue[stop])
     s = int(problem.scale_factor[blocker])
     if mode == "gavel":
@@ -326,7 +337,6 @@ def _waiting(
         out[blocker] = _WAITING[NO_ROOM].format(s)
     behind = f"waiting behind {problem.job_ids[blocker]!r} ({mode} FIFO)"
     out.update(dict.fromkeys(queue[stop + 1 :].tolist(), behind))
-    return out
 
 
 POLICY = Policy(
