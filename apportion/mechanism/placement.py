@@ -114,7 +114,11 @@ class FreeGpus:
         if not nodes:
             del self.at[count]
             del self.counts[bisect_left(self.counts, count)]
-        self.free[node] = left = count - gpus
+        self._refile(node, count - gpus)
+
+    def _refile(self, node: int, left: int) -> None:
+        """Record `node` as holding `left` free GPUs (not filed at all when none are left)."""
+        self.free[node] = left
         if left > 0:
             if left in self.at:
                 insort(self.at[left], node)
@@ -137,13 +141,7 @@ class FreeGpus:
         if not nodes:
             del self.at[count]
             del counts[fits]
-        self.free[node] = left = count - gang
-        if left > 0:
-            if left in self.at:
-                insort(self.at[left], node)
-            else:
-                self.at[left] = [node]
-                insort(counts, left)
+        self._refile(node, count - gang)
         return [(node, gang)]
 
     def fewest(self, gang: int) -> list[tuple[int, int]]:
