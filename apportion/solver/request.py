@@ -35,8 +35,9 @@ def checked_request(policy: str | None, options: Mapping[str, Any]) -> Checked |
         checked = _checked(policy, options)
         if isinstance(checked, InputError):
             return checked
-        if len(_VALID) < REMEMBERED:
-            _VALID[key] = checked
+        if len(_VALID) >= REMEMBERED:  # the oldest goes: a long-lived service sees many
+            del _VALID[next(iter(_VALID))]
+        _VALID[key] = checked
         found = checked
     return found
 

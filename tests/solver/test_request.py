@@ -4,7 +4,7 @@ answer as checking them again, and nothing remembered that a different request c
 from __future__ import annotations
 
 from apportion.solver import InputError
-from apportion.solver.request import _checked, checked_request
+from apportion.solver.request import REMEMBERED, _checked, checked_request
 
 
 def test_a_valid_request_is_checked_once_and_answered_alike() -> None:
@@ -41,3 +41,13 @@ def test_an_invalid_request_is_refused_every_time() -> None:
 def test_options_that_are_not_plain_values_are_checked_every_time() -> None:
     weights = {"options_list": [1, 2]}
     assert checked_request("fifo", weights) is not checked_request("fifo", weights)
+
+
+def test_the_memory_stays_bounded_and_keeps_the_newest() -> None:
+    from apportion.solver.request import _VALID
+
+    for limit in range(1, REMEMBERED + 10):
+        checked_request("max_min_fairness", {"time_limit": float(limit)})
+    assert len(_VALID) <= REMEMBERED
+    newest = checked_request("fifo", {"mode": "gavel"})
+    assert checked_request("fifo", {"mode": "gavel"}) is newest
