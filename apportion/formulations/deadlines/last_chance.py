@@ -73,18 +73,23 @@ def deadlines_fit(
 def restart(problem: LeaseProblem) -> FloatArray:
     """o_j, the restart a job pays to run from now on; none for a job that holds GPUs or ran
     on them up to now (a call at a boundary), if it stays on them."""
-    going = problem.holdings.slots > 0
-    going[list(problem.holdings.current)] = True
-    out: FloatArray = np.where(going, 0.0, problem.overhead)
+    out: FloatArray = np.where(
+        ran_up_to_now(problem) | (problem.holdings.slots > 0), 0.0, problem.overhead
+    )
     return out
+
+
+def ran_up_to_now(problem: LeaseProblem) -> BoolArray:
+    """Jobs that ran on GPUs up to now (a call at a boundary)."""
+    ran = np.zeros(problem.num_jobs, dtype=bool)
+    ran[list(problem.holdings.current)] = True
+    return ran
 
 
 def must_run_on(problem: LeaseProblem, last: BoolArray, slack: FloatArray) -> IntArray:
     """Jobs at their last chance that ran up to now and whose slack is shorter than their
     restart: a move or a stop costs them every deadline, so they stay where they are."""
-    running = np.zeros(problem.num_jobs, dtype=bool)
-    running[list(problem.holdings.current)] = True
-    out: IntArray = np.flatnonzero(last & running & (slack < problem.overhead))
+    out: IntArray = np.flatnonzero(last & ran_up_to_now(problem) & (slack < problem.overhead))
     return out
 
 

@@ -49,7 +49,7 @@ from apportion.formulations.deadlines.last_chance import (
 from apportion.formulations.deadlines.lease_plan import LeasePlan
 from apportion.formulations.deadlines.packing import Placement, fill, place_consolidated, shrink
 from apportion.formulations.deadlines.problem import LeaseProblem
-from apportion.solver.arraytypes import FloatArray, IntArray
+from apportion.solver.arraytypes import BoolArray, FloatArray, IntArray
 
 #: Seconds of slack on "can still meet a deadline" (float round-off on sums of seconds).
 TOLERANCE = 1e-6
@@ -73,9 +73,13 @@ def run_now(
     placements = {j: dict(held) for j, held in holdings.nodes.items()}
     mode = dict.fromkeys(placements, "held")
     due = np.flatnonzero(plan.slots[:, 0])
-    order = lending_order(problem, plan, fill_guaranteed)
+    left = slack(problem)
+    last = at_last_chance(problem, plan, left)
+    order = lending_order(problem, plan, fill_guaranteed, left, last)
     # A baseline's order comes with its own rules: only the policy's jobs stay on to the end.
-    staying = stay_on(problem, plan, due, free) if reorder is None else {}
+    staying = (
+        stay_on(problem, must_run_on(problem, last, left), due, free) if reorder is None else {}
+    )
     order = order if reorder is None else reorder(problem, plan, order)
     rest = order[~np.isin(order, list(staying))]
     reserved, lent = place(problem, due, rest, free, allow_split)
@@ -106,13 +110,11 @@ def slack(problem: LeaseProblem) -> FloatArray:
 
 
 def stay_on(
-    problem: LeaseProblem, plan: LeasePlan, due: IntArray, free: IntArray
+    problem: LeaseProblem, jobs: IntArray, due: IntArray, free: IntArray
 ) -> dict[int, Placement]:
-    """Jobs that must run on to meet a deadline (`last_chance.must_run_on`) on the GPUs they
-    ran on, shortest first, when those are free and the guaranteed jobs due now still fit
+    """`jobs`, which must run on to meet a deadline (`last_chance.must_run_on`), on the GPUs
+    they ran on, shortest first, when those are free and the guaranteed jobs due now still fit
     consolidated beside them (`free` updated)."""
-    left = slack(problem)
-    jobs = must_run_on(problem, at_last_chance(problem, plan, left), left)
     kept: dict[int, Placement] = {}
     for j in jobs[np.argsort(problem.remaining[jobs], kind="stable")].tolist():
         spot = problem.holdings.current[j]
@@ -124,20 +126,26 @@ def stay_on(
     return kept
 
 
-def lending_order(problem: LeaseProblem, plan: LeasePlan, fill_guaranteed: bool) -> IntArray:
+def lending_order(
+    problem: LeaseProblem,
+    plan: LeasePlan,
+    fill_guaranteed: bool,
+    left: FloatArray,
+    last: BoolArray,
+) -> IntArray:
     """Jobs that hold nothing, are not due now and have work left, in the lending order of the
-    module docstring (ties by position)."""
+    module docstring (ties by position; `left`: `slack`, `last`: the jobs at their last
+    chance)."""
     waiting = (problem.holdings.slots == 0) & (problem.leases > 0) & ~plan.slots[:, 0]
     waiting &= problem.fits_cluster
     if not fill_guaranteed:
         waiting &= ~plan.admitted
-    left = slack(problem)
     tier = np.where(plan.admitted | (left >= 0), 0, 1)
     jobs = np.flatnonzero(waiting)
     # On equal remaining time a job without a guarantee goes first: the other has its leases.
     keys = (jobs, plan.admitted[jobs], problem.remaining[jobs], tier[jobs])
     order: IntArray = jobs[np.lexsort(keys)]
-    return slo_first_at_last_chance(problem, order, at_last_chance(problem, plan, left))
+    return slo_first_at_last_chance(problem, order, last)
 
 
 def consolidated(spot: Placement, gpus: int, gpus_per_node: int) -> bool:
