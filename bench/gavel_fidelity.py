@@ -24,6 +24,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -124,10 +125,15 @@ _EMPTY = (
 )
 
 
+#: Gavel's rules in apportion's simulator: its priority rule and re-solve triggers (its 360-s
+#: rounds are the simulator's default).
+GAVEL_RULES = SimConfig(resolve=Resolve.parse("gavel"), round_rule="gavel")
+
+
 def ours(workload: Workload, policy: str) -> tuple[float, float]:
     """(average JCT, average wait) of apportion's simulator under Gavel's rules."""
     spec = TraceSpec("gavel", str(workload.path), cluster=workload.cluster, gpus_per_node=1)
-    config = SimConfig(policy=policy, resolve=Resolve.parse("gavel"), round_rule="gavel")
+    config = replace(GAVEL_RULES, policy=policy)
     summary = simulate(spec.load_trace(), config).summary
     return float(summary["jct_mean"]), float(summary["queueing_delay_mean"])
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import pandas as pd
 
-from apportion.simulator.config import Resolve, SimConfig
 from apportion.simulator.result import SimulationResult
 from apportion.simulator.sources import TraceSpec
 from apportion.simulator.traces.gavel import MAX_MIN_FAIRNESS_TRACE, MINIMIZE_MAKESPAN_TRACE
+from bench.gavel_fidelity import GAVEL_RULES
 from bench.windows import World
 
 TYPES = ("v100", "p100", "k80")
@@ -52,8 +52,6 @@ POLICIES = {
     "srtf": "srtf",
 }
 PLAIN = ("fifo", "max_min_agnostic", "srtf")
-#: Gavel's rules, as `bench.gavel_fidelity` runs them.
-GAVEL_RULES = SimConfig(resolve=Resolve.parse("gavel"), round_rule="gavel", round_seconds=360.0)
 
 
 def spec(trace: str, gpus: int) -> TraceSpec:
